@@ -1,0 +1,116 @@
+/* ckey: CorridorKey GreenFormer inference engine (public C API).
+ *
+ * Usage:
+ *     ck_params p = ck_params_default();
+ *     p.size = 2048;                        // model resolution, multiple of 32
+ *     ck_ctx *ctx = NULL;
+ *     ck_status st = ck_ctx_init(&ctx, "CorridorKey.pth", &p);
+ *     if (st != CK_OK) { fprintf(stderr, "%s\n", ck_ctx_last_error(ctx)); ... }
+ *     ck_image rgb = {...}, hint = {...};   // float32 interleaved, see ck_image
+ *     ck_result res = {0};
+ *     st = ck_key_image(ctx, &rgb, &hint, &res);   // alpha/fg/processed/comp at the frame size
+ *     ...
+ *     ck_result_free(&res);
+ *     ck_ctx_free(ctx);
+ *
+ * Thread safety: a ck_ctx is used by one thread at a time. Independent contexts may run
+ * concurrently (each owns its weights and arenas). Errors are reported as ck_status codes;
+ * the detailed message of the last failure is available from ck_ctx_last_error() and is
+ * also passed to the log callback (stderr by default).
+ */
+#ifndef CKEY_H
+#define CKEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CK_VERSION_MAJOR 0
+#define CK_VERSION_MINOR 1
+#define CK_VERSION_PATCH 0
+
+typedef enum ck_status {
+    CK_OK               = 0,
+    CK_STATUS_EINVAL    = -1,  /* invalid argument or option */
+    CK_STATUS_EIO       = -2,  /* file missing, unreadable or unwritable */
+    CK_STATUS_EFORMAT   = -3,  /* corrupt or truncated file, unsupported encoding */
+    CK_STATUS_ESHAPE    = -4,  /* tensor or image of the wrong shape / size */
+    CK_STATUS_EDTYPE    = -5,  /* tensor of an unsupported or unexpected dtype */
+    CK_STATUS_EMISSING  = -6,  /* checkpoint lacks a required tensor */
+    CK_STATUS_EOOM      = -7,  /* allocation failed or size overflow */
+    CK_STATUS_ENODEV    = -8,  /* requested device not available */
+    CK_STATUS_EDEVICE   = -9,  /* device runtime error (CUDA, cuBLAS, cuDNN) */
+    CK_STATUS_EBADSTATE = -10, /* context unusable after an earlier fatal error */
+    CK_STATUS_EUNSUPPORTED = -11 /* valid request this build cannot serve */
+} ck_status;
+
+const char *ck_status_str(ck_status st);
+
+typedef enum ck_device { CK_DEVICE_AUTO = 0, CK_DEVICE_CPU = 1, CK_DEVICE_CUDA = 2 } ck_device;
+typedef enum ck_precision { CK_PREC_FP32 = 0, CK_PREC_BF16 = 1, CK_PREC_FP16 = 2 } ck_precision;
+
+typedef enum ck_log_level { CK_LOG_ERROR = 0, CK_LOG_WARN = 1, CK_LOG_INFO = 2, CK_LOG_DEBUG = 3 } ck_log_level;
+typedef void (*ck_log_fn)(ck_log_level level, const char *msg, void *user);
+/* Replace the process-wide log sink (NULL restores stderr). Messages below `min_level` are dropped. */
+void ck_set_log(ck_log_fn fn, void *user, ck_log_level min_level);
+
+typedef struct ck_params {
+    int          size;            /* model resolution S (multiple of 32); default 2048 */
+    ck_device    device;          /* default CK_DEVICE_AUTO */
+    ck_precision precision;       /* default fp32 on CPU */
+    int          threads;         /* CPU threads, 0 = all cores */
+    int          head_dim;        /* 0 = from the checkpoint metadata, else 56 */
+    int          use_refiner;     /* default 1 */
+    float        refiner_scale;   /* logit-space scale of the refiner delta; default 1.0 */
+    int          input_is_linear; /* 1: input RGB is linear light (converted to sRGB after resize) */
+    float        despill;         /* 0..1, default 0.5 */
+    int          despeckle;       /* default 1 */
+    int          despeckle_size;  /* minimum island area in pixels, default 400 */
+    int          comp;            /* produce the checkerboard comp, default 1 */
+    int          keep_intermediates; /* keep f1..f4/logits for inspection (debug; more memory) */
+} ck_params;
+
+ck_params ck_params_default(void);
+
+/* Interleaved float32 image, row-major, `channels` values per pixel. */
+typedef struct ck_image {
+    int    width, height, channels;
+    float *data;
+} ck_image;
+
+/* Outputs at the input frame size. Each buffer is malloc'd by the library. */
+typedef struct ck_result {
+    ck_image alpha;     /* 1 ch, linear coverage, not despeckled */
+    ck_image fg;        /* 3 ch, straight sRGB-encoded foreground, not despilled */
+    ck_image processed; /* 4 ch, linear premultiplied RGBA (despilled, despeckled) */
+    ck_image comp;      /* 3 ch, sRGB comp over a checkerboard (empty when params.comp = 0) */
+} ck_result;
+
+typedef struct ck_ctx ck_ctx;
+
+/* Loads the checkpoint (.pth or .safetensors), validates every tensor, plans memory for params->size. */
+ck_status   ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params *params);
+void        ck_ctx_free(ck_ctx *ctx);
+/* Message of the last failure on this context (or of the failed init when ctx is NULL). */
+const char *ck_ctx_last_error(const ck_ctx *ctx);
+const ck_params *ck_ctx_params(const ck_ctx *ctx);
+
+/* Full frame: resize to S, run the network, resize back, post-process. `hint` is 1 channel. */
+ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *out);
+void      ck_result_free(ck_result *res);
+
+/* Network only, on an already pre-processed input x (1,S,S,4) NHWC (normalized RGB + hint).
+ * Writes alpha (S*S) and fg (S*S*3, interleaved) when non-NULL. */
+ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *fg_rgb);
+
+/* Peak bytes of the activation arena and of the weights for this context. */
+size_t ck_ctx_activation_bytes(const ck_ctx *ctx);
+size_t ck_ctx_weight_bytes(const ck_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CKEY_H */
