@@ -1,0 +1,207 @@
+/* Public API (include/ckey.h): context lifetime, planning, and the frame path
+ * pre-process → network → resize back → post-process. */
+#include "ctx.h"
+#include "pipeline/frame_ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+ck_params ck_params_default(void) {
+    ck_params p;
+    memset(&p, 0, sizeof p);
+    p.size           = 2048;
+    p.device         = CK_DEVICE_AUTO;
+    p.precision      = CK_PREC_FP32;
+    p.threads        = 0;
+    p.head_dim       = 0;
+    p.use_refiner    = 1;
+    p.refiner_scale  = 1.0f;
+    p.despill        = 0.5f;
+    p.despeckle      = 1;
+    p.despeckle_size = 400;
+    p.comp           = 1;
+    return p;
+}
+
+static ck_status init_fail(ck_ctx *ctx, ck_status st) {
+    ctx->failed = 1;
+    return st;
+}
+
+static ck_backend *make_backend(ck_ctx *ctx, ck_status *st) {
+    const ck_params *p = &ctx->params;
+    if (p->device == CK_DEVICE_CPU) return ck_backend_cpu_create(p->threads);
+    ck_err      cerr = {{0}};
+    ck_backend *be   = ck_backend_cuda_create(0, p->precision, &cerr);
+    if (be) return be;
+    if (p->device == CK_DEVICE_CUDA) {
+        *st = ck__fail(&ctx->err, CK_STATUS_ENODEV, "--device cuda: %s", cerr.msg);
+        return NULL;
+    }
+    CK_LOG_INFO("no usable CUDA device (%s); running on the CPU", cerr.msg);
+    return ck_backend_cpu_create(p->threads);
+}
+
+/* Plans (measures) the forward at S, then allocates the activation arena once. */
+static ck_status plan(ck_ctx *ctx) {
+    const int S = ctx->cfg.size;
+    ck_arena_init(&ctx->arena, NULL, 0);
+    ck_exec      ex = {ctx->be, &ctx->arena, CK_DTYPE_F32, 1};
+    ck_tensor    x  = CK_NEW(&ex, 1, S, S, 4);
+    ck_model_out o;
+    ck_model_forward(&ex, &ctx->cfg, &ctx->w, &x, ctx->params.refiner_scale, ctx->params.use_refiner,
+                     ctx->params.keep_intermediates, &o);
+    ctx->act_bytes = ctx->arena.high;
+    ctx->act_block = ctx->be->alloc(ctx->be, ctx->act_bytes);
+    if (!ctx->act_block)
+        return ck__fail(&ctx->err, CK_STATUS_EOOM, "cannot allocate %.1f MiB of activations on %s for S=%d",
+                        ctx->act_bytes / 1048576.0, ctx->be->name, S);
+    ck_arena_init(&ctx->arena, ctx->act_block, ctx->act_bytes);
+    return CK_OK;
+}
+
+ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params *params) {
+    static ck_err init_err; /* for failures before a context exists */
+    *out       = NULL;
+    ck_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return ck__fail(&init_err, CK_STATUS_EOOM, "out of memory");
+    *out        = ctx;
+    ctx->params = params ? *params : ck_params_default();
+    const ck_params *p = &ctx->params;
+    if (p->size < 32 || p->size % 32 != 0)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "size %d is not a positive multiple of 32", p->size));
+    if (p->refiner_scale != p->refiner_scale)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "refiner scale is not a number"));
+    if (!checkpoint_path)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "no checkpoint given"));
+
+    ck_status st = ck_checkpoint_open(&ctx->ckpt, checkpoint_path, &ctx->err);
+    if (st != CK_OK) return init_fail(ctx, st);
+    st = ck_config_from_checkpoint(&ctx->cfg, &ctx->ckpt, p->size, p->head_dim, &ctx->err);
+    if (st != CK_OK) return init_fail(ctx, st);
+    st         = CK_OK;
+    ctx->be    = make_backend(ctx, &st);
+    if (!ctx->be) return init_fail(ctx, st != CK_OK ? st : CK_STATUS_ENODEV);
+    st = ck_weights_load(&ctx->w, &ctx->cfg, &ctx->ckpt, ctx->be, &ctx->err);
+    if (st != CK_OK) return init_fail(ctx, st);
+    st = plan(ctx);
+    if (st != CK_OK) return init_fail(ctx, st);
+    const size_t n = (size_t)p->size * p->size * 4;
+    ctx->host_x    = malloc(n * sizeof(float));
+    ctx->host_out  = malloc(n * sizeof(float));
+    if (!ctx->host_x || !ctx->host_out)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for S=%d frames", p->size));
+    ck_config_log(&ctx->cfg);
+    CK_LOG_INFO("%s: weights %.1f MiB on device (+ mapped file), activations %.1f MiB", ctx->be->name,
+                ctx->w.bytes / 1048576.0, ctx->act_bytes / 1048576.0);
+    return CK_OK;
+}
+
+void ck_ctx_free(ck_ctx *ctx) {
+    if (!ctx) return;
+    if (ctx->be) {
+        ck_weights_free(&ctx->w);
+        if (ctx->act_block) ctx->be->free(ctx->be, ctx->act_block);
+        ctx->be->destroy(ctx->be);
+    }
+    ck_checkpoint_close(&ctx->ckpt);
+    free(ctx->host_x);
+    free(ctx->host_out);
+    free(ctx);
+}
+
+const char *ck_ctx_last_error(const ck_ctx *ctx) {
+    if (!ctx) return "out of memory";
+    return ctx->err.msg[0] ? ctx->err.msg : "no error";
+}
+
+const ck_params *ck_ctx_params(const ck_ctx *ctx) { return &ctx->params; }
+size_t           ck_ctx_activation_bytes(const ck_ctx *ctx) { return ctx->act_bytes; }
+size_t           ck_ctx_weight_bytes(const ck_ctx *ctx) { return ctx->w.bytes; }
+
+ck_status ck__ctx_forward(ck_ctx *ctx) {
+    const int S = ctx->cfg.size;
+    ck_arena_reset(&ctx->arena, 0);
+    ck_exec   ex = {ctx->be, &ctx->arena, CK_DTYPE_F32, 0};
+    ck_tensor x  = CK_NEW(&ex, 1, S, S, 4);
+    ctx->be->upload(ctx->be, x.data, ctx->host_x, ck_tensor_nbytes(&x));
+    ck_model_forward(&ex, &ctx->cfg, &ctx->w, &x, ctx->params.refiner_scale, ctx->params.use_refiner,
+                     ctx->params.keep_intermediates, &ctx->last);
+    ctx->be->download(ctx->be, ctx->host_out, ctx->last.out.data, ck_tensor_nbytes(&ctx->last.out));
+    ctx->be->synchronize(ctx->be);
+    return CK_OK;
+}
+
+ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *fg_rgb) {
+    if (!ctx) return CK_STATUS_EINVAL;
+    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    const size_t P = (size_t)ctx->cfg.size * ctx->cfg.size;
+    memcpy(ctx->host_x, x_nhwc, P * 4 * sizeof(float));
+    ck_status st = ck__ctx_forward(ctx);
+    if (st != CK_OK) return st;
+    for (size_t i = 0; i < P; i++) {
+        const float *o = ctx->host_out + 4 * i;
+        if (alpha) alpha[i] = o[0];
+        if (fg_rgb) fg_rgb[3 * i] = o[1], fg_rgb[3 * i + 1] = o[2], fg_rgb[3 * i + 2] = o[3];
+    }
+    return CK_OK;
+}
+
+static int image_ok(const ck_image *im, int channels) {
+    return im && im->data && im->width > 0 && im->height > 0 && im->channels == channels;
+}
+
+ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res) {
+    if (!ctx || !res) return CK_STATUS_EINVAL;
+    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    memset(res, 0, sizeof *res);
+    if (!image_ok(rgb, 3)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "input image must be a non-empty 3-channel image");
+    if (!image_ok(hint, 1)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "hint must be a non-empty 1-channel image");
+    const int S = ctx->cfg.size, w = rgb->width, h = rgb->height;
+    const ck_params *p = &ctx->params;
+
+    float *scratch = malloc(sizeof(float) * ck_preprocess_scratch_floats(w, h, hint->width, hint->height, S));
+    if (!scratch) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
+    ck_preprocess(ctx->host_x, rgb->data, w, h, hint->data, hint->width, hint->height, S, p->input_is_linear, scratch);
+    free(scratch);
+    ck_status st = ck__ctx_forward(ctx);
+    if (st != CK_OK) return st;
+
+    const size_t P  = (size_t)S * S, F = (size_t)w * h;
+    float       *a  = malloc(sizeof(float) * P), *fg = malloc(sizeof(float) * P * 3);
+    res->alpha      = (ck_image){w, h, 1, malloc(sizeof(float) * F)};
+    res->fg         = (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)};
+    res->processed  = (ck_image){w, h, 4, malloc(sizeof(float) * F * 4)};
+    if (p->comp) res->comp = (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)};
+    if (!a || !fg || !res->alpha.data || !res->fg.data || !res->processed.data || (p->comp && !res->comp.data)) {
+        free(a);
+        free(fg);
+        ck_result_free(res);
+        return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
+    }
+    for (size_t i = 0; i < P; i++) {
+        const float *o = ctx->host_out + 4 * i;
+        a[i] = o[0], fg[3 * i] = o[1], fg[3 * i + 1] = o[2], fg[3 * i + 2] = o[3];
+    }
+    /* back to the frame size with OpenCV's Lanczos-4, as CorridorKey's CLI path */
+    ck_resize_lanczos4(res->alpha.data, w, h, a, S, S, 1);
+    ck_resize_lanczos4(res->fg.data, w, h, fg, S, S, 3);
+    free(a);
+    free(fg);
+    ck_post_params pp = {p->despill, p->despeckle, p->despeckle_size, p->comp};
+    st = ck_postprocess(res->processed.data, p->comp ? res->comp.data : NULL, res->alpha.data, res->fg.data, w, h, &pp);
+    if (st != CK_OK) {
+        ck_result_free(res);
+        return ck__fail(&ctx->err, st, "post-processing failed");
+    }
+    return CK_OK;
+}
+
+void ck_result_free(ck_result *res) {
+    if (!res) return;
+    free(res->alpha.data);
+    free(res->fg.data);
+    free(res->processed.data);
+    free(res->comp.data);
+    memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,85 @@
+/* The backend table: memory, transfers and one slot per op. Model code calls ops only through it,
+ * so the CPU (reference) and CUDA backends plug in without touching the model.
+ *
+ * Every op takes ck_tensor arguments in the layouts of core/tensor.h and checks nothing itself: the
+ * wrappers in ops/ops.c assert shapes and dtypes once for every backend (and skip the call while
+ * the model is only being planned). All ops are required in every backend; ops_list.h is the list.
+ */
+#ifndef CK_BACKEND_H
+#define CK_BACKEND_H
+
+#include "core/check.h"
+#include "core/tensor.h"
+#include "ops/ops_list.h"
+
+typedef struct ck_backend ck_backend;
+
+typedef enum ck_act { CK_ACT_NONE = 0, CK_ACT_GELU = 1, CK_ACT_RELU = 2 } ck_act;
+
+/* y (..., N) = act(x (..., K) · w (N, K)ᵀ + b (N)) + residual (..., N). b, residual may be NULL;
+ * residual may alias y when act is NONE. */
+typedef void (*ck_op_linear_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
+                                const ck_tensor *b, ck_act act, const ck_tensor *residual);
+/* y = LayerNorm over the last dim (biased variance), affine. */
+typedef void (*ck_op_layernorm_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                                   const ck_tensor *beta, float eps);
+/* y (B,Ho,Wo,OC) = conv2d(x (B,H,W,IC), w (OC,IC,KH,KW)) + b, zero padding, square stride/pad/dilation. */
+typedef void (*ck_op_conv2d_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
+                                const ck_tensor *b, int stride, int pad, int dilation);
+/* y (B,H,W,C) = act(GroupNorm(x; groups, eps) + residual). Statistics over all H·W pixels and C/groups
+ * channels of each sample. `stats` (B, groups, 2) = (mean, rstd): when `stats_frozen` they are read
+ * instead of computed (tiled refiner), else written when non-NULL. residual may be NULL. */
+typedef void (*ck_op_groupnorm_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                                   const ck_tensor *beta, int groups, float eps, const ck_tensor *residual,
+                                   ck_act act, const ck_tensor *stats, int stats_frozen);
+/* o (G,Tq,HD) = softmax(q (G,Tq,HD) · k (G,Tk,HD)ᵀ · scale) · v (G,Tk,HD), flash-style (no G·Tq·Tk). */
+typedef void (*ck_op_attention_fn)(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
+                                   const ck_tensor *v, float scale);
+/* Split qkv (B,H,W,3C), C = heads·HD (channel = which·C + head·HD + d), into per-(batch, head, window)
+ * groups: k, v (B·heads·nwin, win_h·win_w, HD) with windows of win_h×win_w tokens tiling the grid
+ * (raster order inside a window, windows in raster order); q likewise, or, when q_pool, 2×2 max-pooled
+ * inside each window: q (B·heads·nwin, (win_h/2)·(win_w/2), HD). */
+typedef void (*ck_op_attn_gather_fn)(ck_backend *be, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
+                                     const ck_tensor *qkv, int heads, int win_h, int win_w, int q_pool);
+/* Inverse of the q layout: o (B·heads·nwin, win_h·win_w, HD) → y (B,H,W,heads·HD), windows win_h×win_w. */
+typedef void (*ck_op_attn_scatter_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *o, int heads, int win_h,
+                                      int win_w);
+/* y (B,H/2,W/2,C) = 2×2 stride-2 max-pool of x (B,H,W,C). */
+typedef void (*ck_op_maxpool2x2_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
+/* y = a + b, b broadcast over leading dims (numel(a) is a multiple of numel(b)). y may alias a. */
+typedef void (*ck_op_add_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b);
+/* y (B,Ho,Wo,C) (+)= bilinear resize of x (B,H,W,C), align_corners=False, no antialias. */
+typedef void (*ck_op_resize_bilinear_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int accumulate);
+/* y = act(x), elementwise; y may alias x. */
+typedef void (*ck_op_activation_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, ck_act act);
+/* y (..., C) = σ(a (..., C) + b_scale · b (..., C)); b may be NULL. */
+typedef void (*ck_op_sigmoid_add_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b,
+                                     float b_scale);
+/* y (..., Ca+Cb) = concat(a (..., ≥Ca)[..., :Ca], σ(b (..., Cb))) on the last dim. */
+typedef void (*ck_op_concat_sigmoid_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
+                                        const ck_tensor *b);
+
+struct ck_backend {
+    const char *name;
+    ck_device   device;
+    void       *impl;
+    /* memory (device side); alloc returns NULL on failure */
+    void *(*alloc)(ck_backend *be, size_t bytes);
+    void (*free)(ck_backend *be, void *ptr);
+    void (*upload)(ck_backend *be, void *dst_dev, const void *src_host, size_t bytes);
+    void (*download)(ck_backend *be, void *dst_host, const void *src_dev, size_t bytes);
+    void (*synchronize)(ck_backend *be);
+    void (*destroy)(ck_backend *be);
+#define CK_OP_SLOT(name) ck_op_##name##_fn name;
+    CK_OPS(CK_OP_SLOT)
+#undef CK_OP_SLOT
+};
+
+ck_backend *ck_backend_cpu_create(int threads);
+/* NULL with a message in err when CUDA is not built or no usable device exists. */
+ck_backend *ck_backend_cuda_create(int device_index, ck_precision precision, ck_err *err);
+
+/* Every op slot is filled (checked when a backend is created). */
+int ck_backend_complete(const ck_backend *be, const char **missing);
+
+#endif

@@ -1,0 +1,78 @@
+/* Hiera encoder in spatial token order (model_spec §2).
+ * ref: timm/models/hiera.py Hiera.forward_intermediates, HieraBlock, MaskUnitAttention.
+ * Tokens stay (B, H, W, C) on the current stage grid; unroll/reroll are replaced by windows of the
+ * grid and 2×2 max-pools, which is exact up to float summation order (model_spec §2.4). */
+#include "model/model.h"
+
+#include <math.h>
+
+/* One HieraBlock. x: (B, H, W, C_in) → returns (B, H', W', C_out), H' = H/2 at q-pool blocks.
+ * Non-pooling blocks update x in place; pooling blocks return a new stream allocated before the
+ * block's scratch so that it survives the scratch reset. */
+static ck_tensor hiera_block(ck_exec *ex, const ck_config *cfg, const ck_block_cfg *bc, const ck_block_w *bw,
+                             const ck_tensor *x) {
+    const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], Cin = x->shape[3];
+    const int64_t Cout = bc->dim_out, HD = cfg->head_dim;
+    const int64_t Hq = bc->q_pool ? H / 2 : H, Wq = bc->q_pool ? W / 2 : W;
+
+    ck_tensor y = *x;
+    if (bc->q_pool) y = CK_NEW(ex, B, Hq, Wq, Cout);
+    const size_t mark = ck_arena_mark(ex->arena);
+
+    ck_tensor xn = CK_NEW(ex, B, H, W, Cin); /* LN1(x) */
+    ck_layernorm(ex, &xn, x, &bw->norm1_w, &bw->norm1_b, cfg->ln_eps);
+    if (bc->q_pool) { /* residual = MaxPool2x2(proj(LN1(x))): the raw x is dropped (model_spec §2.5) */
+        ck_tensor t = CK_NEW(ex, B, H, W, Cout);
+        ck_linear(ex, &t, &xn, &bw->proj_w, &bw->proj_b, CK_ACT_NONE, NULL);
+        ck_maxpool2x2(ex, &y, &t);
+    }
+
+    ck_tensor qkv = CK_NEW(ex, B, H, W, 3 * Cout);
+    ck_linear(ex, &qkv, &xn, &bw->qkv_w, &bw->qkv_b, CK_ACT_NONE, NULL);
+
+    /* Mask units always cover 32×32 input pixels: S/32 units per side on every stage grid. */
+    const int     units = cfg->size / (4 * cfg->mask_unit);
+    const int     win_h = bc->windowed ? (int)(H / units) : (int)H;
+    const int     win_w = bc->windowed ? (int)(W / units) : (int)W;
+    const int64_t nwin  = (H / win_h) * (W / win_w);
+    const int64_t G = B * bc->heads * nwin, T = (int64_t)win_h * win_w, Tq = bc->q_pool ? T / 4 : T;
+    ck_tensor     q = CK_NEW(ex, G, Tq, HD);
+    ck_tensor     k = CK_NEW(ex, G, T, HD);
+    ck_tensor     v = CK_NEW(ex, G, T, HD);
+    ck_attn_gather(ex, &q, &k, &v, &qkv, bc->heads, win_h, win_w, bc->q_pool);
+    ck_tensor o = CK_NEW(ex, G, Tq, HD);
+    ck_attention(ex, &o, &q, &k, &v, (float)(1.0 / sqrt((double)HD)));
+    ck_tensor a = CK_NEW(ex, B, Hq, Wq, Cout);
+    ck_attn_scatter(ex, &a, &o, bc->heads, bc->q_pool ? win_h / 2 : win_h, bc->q_pool ? win_w / 2 : win_w);
+    ck_linear(ex, &y, &a, &bw->aproj_w, &bw->aproj_b, CK_ACT_NONE, &y); /* x = residual + attn */
+
+    ck_tensor xn2 = CK_NEW(ex, B, Hq, Wq, Cout);
+    ck_layernorm(ex, &xn2, &y, &bw->norm2_w, &bw->norm2_b, cfg->ln_eps);
+    ck_tensor hid = CK_NEW(ex, B, Hq, Wq, bc->mlp_hidden);
+    ck_linear(ex, &hid, &xn2, &bw->fc1_w, &bw->fc1_b, CK_ACT_GELU, NULL);
+    ck_linear(ex, &y, &hid, &bw->fc2_w, &bw->fc2_b, CK_ACT_NONE, &y); /* x = x + mlp(LN2(x)) */
+
+    ck_arena_reset(ex->arena, mark);
+    return y;
+}
+
+void ck_hiera_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
+                      ck_tensor feats[CK_MAX_STAGES], int keep) {
+    /* x: (B, S, S, 4) → patch embed (B, S/4, S/4, C0) + pos_embed, in raster order */
+    const int64_t B = x->shape[0], S = cfg->size, G0 = S / 4;
+    CK_ASSERT(x->shape[1] == S && x->shape[2] == S && x->shape[3] == cfg->in_chans);
+    ck_tensor tok = CK_NEW(ex, B, G0, G0, cfg->embed_dim);
+    ck_conv2d(ex, &tok, x, &w->patch_w, &w->patch_b, cfg->patch_stride, cfg->patch_pad, 1);
+    ck_add(ex, &tok, &tok, &w->pos_embed);
+
+    int stage_end[CK_MAX_BLOCKS] = {0};
+    for (int i = 0; i < cfg->num_blocks; i++)
+        stage_end[i] = i == cfg->num_blocks - 1 || cfg->blocks[i + 1].q_pool;
+    for (int i = 0; i < cfg->num_blocks; i++) {
+        const ck_block_cfg *bc = &cfg->blocks[i];
+        /* A pooled block allocates its output stream; the previous stage's stream stays as a feature. */
+        tok = hiera_block(ex, cfg, bc, &w->blocks[i], &tok);
+        if (stage_end[i]) feats[bc->stage] = tok;
+    }
+    (void)keep;
+}

@@ -1,0 +1,29 @@
+/* GreenFormer forward (model_spec §1 steps 2-6).
+ * ref: CorridorKeyModule/core/model_transformer.py GreenFormer.forward.
+ * Arena order: outputs first (logits_up, out, delta), then the encoder's streams and features, then
+ * per-block scratch; everything after the outputs is released once the coarse logits exist, so the
+ * refiner reuses the encoder's memory (unless `keep`). */
+#include "model/model.h"
+
+void ck_model_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
+                      float refiner_scale, int use_refiner, int keep, ck_model_out *out) {
+    const int64_t B = x->shape[0], S = cfg->size, G0 = S / 4;
+    out->logits_up = CK_NEW(ex, B, S, S, 4);
+    out->out       = CK_NEW(ex, B, S, S, 4);
+    out->delta_raw = CK_NEW(ex, B, S, S, 4);
+    const size_t mark = ck_arena_mark(ex->arena);
+
+    ck_hiera_forward(ex, cfg, w, x, out->f, keep);
+    out->logits = CK_NEW(ex, B, G0, G0, 4);
+    ck_decoder_forward(ex, cfg, w, out->f, &out->logits);
+    ck_resize_bilinear(ex, &out->logits_up, &out->logits, 0);
+    if (!keep) ck_arena_reset(ex->arena, mark);
+
+    if (use_refiner) {
+        ck_refiner_forward(ex, cfg, w, x, &out->logits_up, &out->delta_raw);
+        /* delta = refiner_scale · 10 · final(x): the engine's hook scales the module output */
+        ck_sigmoid_add(ex, &out->out, &out->logits_up, &out->delta_raw, 10.0f * refiner_scale);
+    } else {
+        ck_sigmoid_add(ex, &out->out, &out->logits_up, NULL, 0.0f);
+    }
+}

@@ -1,0 +1,116 @@
+/* GreenFormer: Hiera encoder + two SegFormer-style decoder heads + CNN refiner (model_spec §1-§5).
+ *
+ *     ck_config cfg; ck_config_from_checkpoint(&cfg, &ckpt, S, head_dim, &err);
+ *     ck_weights w;  ck_weights_load(&w, &cfg, &ckpt, be, &err);
+ *     ck_model_out o; ck_model_forward(&ex, &cfg, &w, &x, refiner_scale, use_refiner, keep, &o);
+ *
+ * Architecture hyper-parameters come from the checkpoint's tensor shapes, so small test models run
+ * through exactly the same code as Hiera-Base-Plus.
+ */
+#ifndef CK_MODEL_H
+#define CK_MODEL_H
+
+#include "io/checkpoint.h"
+#include "ops/ops.h"
+
+#define CK_MAX_STAGES 4
+#define CK_MAX_BLOCKS 64
+#define CK_MAX_REF_BLOCKS 8
+
+typedef struct ck_block_cfg {
+    int dim_in, dim_out; /* channels in/out (differ at q-pool blocks) */
+    int heads;           /* dim_out / head_dim */
+    int mlp_hidden;      /* fc1 outputs */
+    int stage;           /* stage of the output grid */
+    int q_pool;          /* 1: q and the projected residual are 2×2 max-pooled */
+    int windowed;        /* mask-unit attention (with timm's one-block lag) vs global */
+} ck_block_cfg;
+
+typedef struct ck_config {
+    int size;            /* S, model resolution, multiple of 32 */
+    int in_chans;        /* 4: R, G, B, hint */
+    int embed_dim;       /* stage-0 width (112 for B+) */
+    int patch_kernel, patch_stride, patch_pad; /* 7, 4, 3 */
+    int pos_grid;        /* side of the checkpoint's pos_embed grid (512 for a 2048 training size) */
+    int head_dim;        /* 56 unless the checkpoint says otherwise */
+    int num_stages;
+    int stage_blocks[CK_MAX_STAGES];
+    int stage_dim[CK_MAX_STAGES];
+    int num_blocks;
+    ck_block_cfg blocks[CK_MAX_BLOCKS];
+    int mask_unit;       /* mask-unit side in stage-0 tokens (8 → 32×32 input pixels) */
+    float ln_eps;        /* 1e-6 (timm LayerNorm) */
+    int dec_dim;         /* decoder embedding dim (256) */
+    int dec_out[2];      /* alpha head 1, fg head 3 */
+    int ref_hidden;      /* refiner width (64) */
+    int ref_blocks;      /* residual blocks (4), dilation 2^i */
+    int ref_groups;      /* GroupNorm groups (8) */
+    float bn_eps, gn_eps; /* 1e-5 */
+} ck_config;
+
+typedef struct ck_block_w {
+    ck_tensor norm1_w, norm1_b;   /* (C_in) */
+    ck_tensor proj_w, proj_b;     /* (C_out, C_in), (C_out): q-pool blocks only */
+    ck_tensor qkv_w, qkv_b;       /* (3·C_out, C_in), (3·C_out) */
+    ck_tensor aproj_w, aproj_b;   /* (C_out, C_out), (C_out) */
+    ck_tensor norm2_w, norm2_b;   /* (C_out) */
+    ck_tensor fc1_w, fc1_b;       /* (hidden, C_out), (hidden) */
+    ck_tensor fc2_w, fc2_b;       /* (C_out, hidden), (C_out) */
+} ck_block_w;
+
+typedef struct ck_res_w {
+    ck_tensor conv1_w, conv1_b, gn1_w, gn1_b; /* (H, H, 3, 3), (H), (H), (H) */
+    ck_tensor conv2_w, conv2_b, gn2_w, gn2_b;
+} ck_res_w;
+
+typedef struct ck_weights {
+    ck_tensor  patch_w, patch_b; /* (C0, 4, 7, 7), (C0) */
+    ck_tensor  pos_embed;        /* (1, S/4, S/4, C0): resized to the model grid at load */
+    ck_block_w blocks[CK_MAX_BLOCKS];
+    /* Both decoder heads fused (model_spec §4 exact folds): for feature i (c1..c4),
+     * dec_w[i] = diag(bn scale) · W_fuse[:, block_i] · W_ci, stacked alpha-then-fg: (2E, C_i);
+     * dec_b[i] likewise, with the BatchNorm shift folded into dec_b[0].
+     * The classifier is block-diagonal: (1+3, 2E) → logits channel 0 alpha, 1..3 fg. */
+    ck_tensor dec_w[CK_MAX_STAGES], dec_b[CK_MAX_STAGES];
+    ck_tensor cls_w, cls_b;       /* (4, 2E), (4) */
+    ck_tensor stem_w, stem_b;     /* (H, 7, 3, 3), (H) */
+    ck_tensor stem_gn_w, stem_gn_b;
+    ck_res_w  res[CK_MAX_REF_BLOCKS];
+    ck_tensor final_w, final_b;   /* (4, H), (4) */
+    void     *device_block;       /* one allocation on the backend holding every tensor */
+    size_t    bytes;
+    ck_backend *be;
+} ck_weights;
+
+/* Derives the architecture from the checkpoint (shapes) for model size S; head_dim 0 = from the
+ * checkpoint metadata ("head_dim") or 56. */
+ck_status ck_config_from_checkpoint(ck_config *cfg, const ck_checkpoint *ck, int size, int head_dim, ck_err *err);
+void      ck_config_log(const ck_config *cfg);
+
+/* Validates every tensor (name, shape, dtype; missing and unexpected keys reported one per message),
+ * converts to fp32, resizes pos_embed, folds the decoders, and uploads once to the backend. */
+ck_status ck_weights_load(ck_weights *w, const ck_config *cfg, const ck_checkpoint *ck, ck_backend *be, ck_err *err);
+void      ck_weights_free(ck_weights *w);
+
+typedef struct ck_model_out {
+    ck_tensor f[CK_MAX_STAGES]; /* encoder features (B, S/4/2^i, .., C_i); valid when kept */
+    ck_tensor logits;           /* (B, S/4, S/4, 4): channel 0 alpha, 1..3 fg */
+    ck_tensor logits_up;        /* (B, S, S, 4) */
+    ck_tensor delta_raw;        /* (B, S, S, 4): refiner output before ×10·refiner_scale (kept only) */
+    ck_tensor out;              /* (B, S, S, 4): σ(logits_up + delta): alpha, fg R, G, B */
+} ck_model_out;
+
+/* Runs (or plans, when ex->planning) the whole network on x (B, S, S, 4) already in ex's arena.
+ * keep != 0 keeps every intermediate alive (debugging and parity tests). */
+void ck_model_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
+                      float refiner_scale, int use_refiner, int keep, ck_model_out *out);
+
+/* Pieces, for tests and tiling. */
+void ck_hiera_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
+                      ck_tensor feats[CK_MAX_STAGES], int keep);
+void ck_decoder_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
+                        const ck_tensor feats[CK_MAX_STAGES], const ck_tensor *logits);
+void ck_refiner_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
+                        const ck_tensor *logits_up, const ck_tensor *delta_raw);
+
+#endif
