@@ -58,11 +58,18 @@ typedef void (*ck_op_sigmoid_add_fn)(ck_backend *be, const ck_tensor *y, const c
 /* y (..., Ca+Cb) = concat(a (..., ≥Ca)[..., :Ca], σ(b (..., Cb))) on the last dim. */
 typedef void (*ck_op_concat_sigmoid_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
                                         const ck_tensor *b);
+/* y = x converted to y's dtype (same shape; float32/float16/bfloat16, round-to-nearest-even). */
+typedef void (*ck_op_convert_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
 
 struct ck_backend {
     const char *name;
     ck_device   device;
     void       *impl;
+    /* Storage of activations and of weight matrices (Linear and Conv2d weights). Vectors (biases,
+     * norm affines) and pos_embed stay float32 in every mode; the network input and output are
+     * float32 tensors converted with the convert op. Kernels accumulate in float32. */
+    ck_dtype    act_dtype;
+    ck_dtype    weight_dtype;
     /* memory (device side); alloc returns NULL on failure */
     void *(*alloc)(ck_backend *be, size_t bytes);
     void (*free)(ck_backend *be, void *ptr);

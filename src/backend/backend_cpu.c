@@ -32,6 +32,8 @@ ck_backend *ck_backend_cpu_create(int threads) {
     be->download    = cpu_copy;
     be->synchronize = cpu_sync;
     be->destroy     = cpu_destroy;
+    be->act_dtype    = CK_DTYPE_F32;
+    be->weight_dtype = CK_DTYPE_F32;
 #define CK_FILL(name) be->name = ck_##name##_cpu;
     CK_OPS(CK_FILL)
 #undef CK_FILL

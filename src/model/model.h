@@ -100,7 +100,8 @@ typedef struct ck_model_out {
     ck_tensor out;              /* (B, S, S, 4): σ(logits_up + delta): alpha, fg R, G, B */
 } ck_model_out;
 
-/* Runs (or plans, when ex->planning) the whole network on x (B, S, S, 4) already in ex's arena.
+/* Runs (or plans, when ex->planning) the whole network on x (B, S, S, 4), float32, already in ex's
+ * arena; out->out is float32 whatever the activation dtype.
  * keep != 0 keeps every intermediate alive (debugging and parity tests). */
 void ck_model_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
                       float refiner_scale, int use_refiner, int keep, ck_model_out *out);

@@ -366,8 +366,15 @@ ck_status ck_weights_load(ck_weights *w, const ck_config *c, const ck_checkpoint
     stage_ck(sg, &w->final_w, src(sg, "refiner.final.weight"), 2, (int64_t[]){4, c->ref_hidden});
     stage_ck(sg, &w->final_b, src(sg, "refiner.final.bias"), 0, NULL);
 
+    /* Weight matrices (Linear, Conv2d) are stored in the backend's weight dtype; vectors and pos_embed
+     * stay float32 (model_spec: norms and biases are kept at full precision). */
+    for (int i = 0; i < sg->n; i++) {
+        staged *s = &sg->s[i];
+        if (be->weight_dtype != CK_DTYPE_F32 && s->dst->ndim >= 2 && s->dst != &w->pos_embed)
+            s->dst->dtype = be->weight_dtype;
+    }
     /* One device block for everything that is not borrowed from the mapped file. */
-    const int borrow = be->device == CK_DEVICE_CPU;
+    const int borrow = be->device == CK_DEVICE_CPU && be->weight_dtype == CK_DTYPE_F32;
     size_t    total  = 0;
     for (int i = 0; i < sg->n; i++) {
         staged *s = &sg->s[i];
@@ -392,7 +399,17 @@ ck_status ck_weights_load(ck_weights *w, const ck_config *c, const ck_checkpoint
             continue;
         }
         s->dst->data = (uint8_t *)w->device_block + s->offset;
-        be->upload(be, s->dst->data, s->host, ck_tensor_nbytes(s->dst));
+        if (s->dst->dtype == CK_DTYPE_F32) {
+            be->upload(be, s->dst->data, s->host, ck_tensor_nbytes(s->dst));
+        } else {
+            const int64_t n  = ck_tensor_numel(s->dst);
+            uint16_t     *lp = malloc(sizeof(uint16_t) * (size_t)n);
+            CK_ASSERT(lp);
+            for (int64_t j = 0; j < n; j++)
+                lp[j] = s->dst->dtype == CK_DTYPE_BF16 ? ck_f32_to_bf16(s->host[j]) : ck_f32_to_f16(s->host[j]);
+            be->upload(be, s->dst->data, lp, ck_tensor_nbytes(s->dst));
+            free(lp);
+        }
         if (s->owned) free(s->host);
     }
     free(sg);

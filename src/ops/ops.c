@@ -132,3 +132,16 @@ void ck_concat_sigmoid(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, int 
     CK_ASSERT(ck_tensor_last(y) == a_channels + ck_tensor_last(b));
     RUN(ex) ex->be->concat_sigmoid(ex->be, y, a, a_channels, b);
 }
+
+void ck_convert(ck_exec *ex, const ck_tensor *y, const ck_tensor *x) {
+    CK_ASSERT(ck_tensor_numel(x) == ck_tensor_numel(y));
+    RUN(ex) ex->be->convert(ex->be, y, x);
+}
+
+ck_tensor ck_new_dtype(ck_exec *ex, ck_dtype dt, int ndim, const int64_t *shape) {
+    ck_dtype saved = ex->dtype;
+    ex->dtype      = dt;
+    ck_tensor t    = ck_new(ex, ndim, shape);
+    ex->dtype      = saved;
+    return t;
+}

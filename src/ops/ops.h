@@ -21,6 +21,10 @@ typedef struct ck_exec {
 ck_tensor ck_new(ck_exec *ex, int ndim, const int64_t *shape);
 #define CK_NEW(ex, ...)                                                                              \
     ck_new((ex), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
+/* Same, with an explicit dtype (network input/output stay float32). */
+ck_tensor ck_new_dtype(ck_exec *ex, ck_dtype dt, int ndim, const int64_t *shape);
+#define CK_NEW_DT(ex, dt, ...)                                                                       \
+    ck_new_dtype((ex), (dt), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
 /* View with another shape over the same data (numel must match). */
 ck_tensor ck_view(const ck_tensor *t, int ndim, const int64_t *shape);
 #define CK_VIEW(t, ...)                                                                              \
@@ -45,6 +49,7 @@ void ck_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor
 void ck_resize_bilinear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int accumulate);
 void ck_activation(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, ck_act act);
 void ck_sigmoid_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
+void ck_convert(ck_exec *ex, const ck_tensor *y, const ck_tensor *x);
 void ck_concat_sigmoid(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, int a_channels, const ck_tensor *b);
 
 #endif

@@ -15,6 +15,7 @@
     X(resize_bilinear)  \
     X(activation)       \
     X(sigmoid_add)      \
-    X(concat_sigmoid)
+    X(concat_sigmoid)   \
+    X(convert)
 
 #endif

@@ -50,3 +50,23 @@ void ck_concat_sigmoid_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *
         for (int64_t c = 0; c < CB; c++) Y[p * CY + a_channels + c] = sigmoidf(Bv[p * CB + c]);
     }
 }
+
+static float load_any(const void *p, ck_dtype t, int64_t i) {
+    switch (t) {
+    case CK_DTYPE_F16: return ck_f16_to_f32(((const uint16_t *)p)[i]);
+    case CK_DTYPE_BF16: return ck_bf16_to_f32(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+
+void ck_convert_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x) {
+    (void)be;
+    const int64_t n = ck_tensor_numel(x);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float v = load_any(x->data, x->dtype, i);
+        if (y->dtype == CK_DTYPE_F16) ((uint16_t *)y->data)[i] = ck_f32_to_f16(v);
+        else if (y->dtype == CK_DTYPE_BF16) ((uint16_t *)y->data)[i] = ck_f32_to_bf16(v);
+        else ((float *)y->data)[i] = v;
+    }
+}

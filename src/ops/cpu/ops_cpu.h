@@ -28,6 +28,7 @@ void ck_add_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck
 void ck_resize_bilinear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int accumulate);
 void ck_activation_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, ck_act act);
 void ck_sigmoid_add_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
+void ck_convert_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
 void ck_concat_sigmoid_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
                            const ck_tensor *b);
 

@@ -1,0 +1,373 @@
+/* ckey command-line tool: `ckey key` keys one frame and writes CorridorKey's output passes.
+ * Exit codes: 0 success, 1 runtime failure (I/O, model, device), 2 usage error. */
+#include "ckey.h"
+#include "ctx.h"
+#include "io/image.h"
+#include "pipeline/frame_ops.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+
+static void usage_main(FILE *f) {
+    fprintf(f,
+            "ckey %d.%d.%d - CorridorKey neural green-screen keyer\n"
+            "\n"
+            "usage: ckey <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  key       key one frame: plate + rough alpha hint -> Matte, FG, Processed, Comp passes\n"
+            "  version   print the version\n"
+            "\n"
+            "Run 'ckey <command> --help' for the options of a command.\n",
+            CK_VERSION_MAJOR, CK_VERSION_MINOR, CK_VERSION_PATCH);
+}
+
+static void usage_key(FILE *f) {
+    fprintf(f,
+            "usage: ckey key --image FILE --hint FILE --out DIR [options]\n"
+            "\n"
+            "Keys one green-screen frame with the CorridorKey GreenFormer network and writes\n"
+            "  DIR/Matte/<stem>.exr      alpha, linear, 1 channel \"Y\", half float\n"
+            "  DIR/FG/<stem>.exr         straight foreground, sRGB-encoded values, RGB half float\n"
+            "  DIR/Processed/<stem>.exr  linear premultiplied RGBA (despilled, despeckled), half float\n"
+            "  DIR/Comp/<stem>.png       8-bit sRGB preview over a checkerboard\n"
+            "where <stem> is the image file name without its extension. Files appear only when\n"
+            "every pass has been written (temporary files are renamed into place).\n"
+            "\n"
+            "inputs:\n"
+            "  --image FILE          plate: PNG (8/16-bit), JPEG or EXR (half/float; alpha dropped).\n"
+            "                        8/16-bit files are sRGB; EXR files are linear and converted to\n"
+            "                        sRGB on read unless --linear is given\n"
+            "  --hint FILE           rough alpha hint (white = foreground), any of the same formats;\n"
+            "                        a multi-channel hint uses its first channel (R); resized to the\n"
+            "                        image with bilinear filtering when sizes differ\n"
+            "  --checkpoint FILE     CorridorKey.pth or .safetensors (default: $CKEY_CHECKPOINT, else\n"
+            "                        ./CorridorKey.pth, else ~/.cache/ckey/CorridorKey.pth)\n"
+            "output:\n"
+            "  --out DIR             output folder (created if missing)\n"
+            "  --exr-compression C   pxr24 (default, as CorridorKey), zip or none\n"
+            "  --no-comp             skip the Comp pass\n"
+            "model:\n"
+            "  --size N              model resolution, multiple of 32 (default 2048, the training size)\n"
+            "  --linear              the plate is linear light (converted to sRGB after resizing)\n"
+            "  --refiner-scale X     scale of the refiner's correction in logit space (default 1.0;\n"
+            "                        0 = coarse decoder output only)\n"
+            "  --head-dim N          attention head width (default: from the checkpoint, else 56)\n"
+            "post-processing:\n"
+            "  --despill S           green despill strength 0..1 (default 0.5)\n"
+            "  --despeckle-size N    remove matte islands smaller than N pixels (default 400)\n"
+            "  --no-despeckle        keep every island\n"
+            "execution:\n"
+            "  --device D            cpu, cuda or auto (default auto: CUDA when available, else CPU)\n"
+            "  --threads N           CPU threads (default: all cores)\n"
+            "  --quiet               only print errors\n"
+            "\n"
+            "exit status: 0 success, 1 failure (unreadable input, bad checkpoint, device or write error),\n"
+            "2 invalid command line.\n");
+}
+
+typedef struct key_opts {
+    const char        *image, *hint, *checkpoint, *out;
+    ck_exr_compression exr;
+    int                quiet;
+    ck_params          p;
+} key_opts;
+
+static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
+    char *end;
+    errno  = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || errno || *end || x < lo || x > hi) {
+        fprintf(stderr, "ckey: %s expects an integer in [%d, %d], got '%s'\n", opt, lo, hi, v ? v : "");
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+
+static int parse_float(const char *opt, const char *v, float lo, float hi, float *out) {
+    char *end;
+    errno   = 0;
+    float x = v ? strtof(v, &end) : 0;
+    if (!v || errno || *end || !(x >= lo && x <= hi)) {
+        fprintf(stderr, "ckey: %s expects a number in [%g, %g], got '%s'\n", opt, lo, hi, v ? v : "");
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+static int file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static const char *default_checkpoint(char *buf, size_t n) {
+    const char *env = getenv("CKEY_CHECKPOINT");
+    if (env && *env) return env;
+    if (file_exists("CorridorKey.pth")) return "CorridorKey.pth";
+    const char *home = getenv("HOME");
+    if (home) {
+        snprintf(buf, n, "%s/.cache/ckey/CorridorKey.pth", home);
+        if (file_exists(buf)) return buf;
+    }
+    return NULL;
+}
+
+static int mkdir_p(const char *path) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return 0;
+        *p = '/';
+    }
+    return mkdir(tmp, 0777) == 0 || errno == EEXIST;
+}
+
+static void file_stem(char *out, size_t n, const char *path) {
+    const char *base = strrchr(path, '/');
+    base             = base ? base + 1 : path;
+    snprintf(out, n, "%s", base);
+    char *dot = strrchr(out, '.');
+    if (dot && dot != out) *dot = '\0';
+}
+
+static int parse_key(int argc, char **argv, key_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->p   = ck_params_default();
+    o->exr = CK_EXR_PXR24;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define TAKE() (i++, v)
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage_key(stdout);
+            exit(0);
+        } else if (!strcmp(a, "--image")) o->image = TAKE();
+        else if (!strcmp(a, "--hint")) o->hint = TAKE();
+        else if (!strcmp(a, "--checkpoint")) o->checkpoint = TAKE();
+        else if (!strcmp(a, "--out")) o->out = TAKE();
+        else if (!strcmp(a, "--size")) {
+            if (!parse_int(a, TAKE(), 32, 16384, &o->p.size)) return 0;
+            if (o->p.size % 32) {
+                fprintf(stderr, "ckey: --size %d is not a multiple of 32\n", o->p.size);
+                return 0;
+            }
+        } else if (!strcmp(a, "--linear")) o->p.input_is_linear = 1;
+        else if (!strcmp(a, "--despill")) {
+            if (!parse_float(a, TAKE(), 0.0f, 1.0f, &o->p.despill)) return 0;
+        } else if (!strcmp(a, "--despeckle-size")) {
+            if (!parse_int(a, TAKE(), 1, 1 << 30, &o->p.despeckle_size)) return 0;
+        } else if (!strcmp(a, "--no-despeckle")) o->p.despeckle = 0;
+        else if (!strcmp(a, "--refiner-scale")) {
+            if (!parse_float(a, TAKE(), -100.0f, 100.0f, &o->p.refiner_scale)) return 0;
+        } else if (!strcmp(a, "--head-dim")) {
+            if (!parse_int(a, TAKE(), 1, 4096, &o->p.head_dim)) return 0;
+        } else if (!strcmp(a, "--threads")) {
+            if (!parse_int(a, TAKE(), 1, 4096, &o->p.threads)) return 0;
+        } else if (!strcmp(a, "--no-comp")) o->p.comp = 0;
+        else if (!strcmp(a, "--quiet")) o->quiet = 1;
+        else if (!strcmp(a, "--device")) {
+            const char *d = TAKE();
+            if (d && !strcmp(d, "cpu")) o->p.device = CK_DEVICE_CPU;
+            else if (d && !strcmp(d, "cuda")) o->p.device = CK_DEVICE_CUDA;
+            else if (d && !strcmp(d, "auto")) o->p.device = CK_DEVICE_AUTO;
+            else {
+                fprintf(stderr, "ckey: --device expects cpu, cuda or auto, got '%s'\n", d ? d : "");
+                return 0;
+            }
+        } else if (!strcmp(a, "--exr-compression")) {
+            const char *c = TAKE();
+            if (c && !strcmp(c, "pxr24")) o->exr = CK_EXR_PXR24;
+            else if (c && !strcmp(c, "zip")) o->exr = CK_EXR_ZIP;
+            else if (c && !strcmp(c, "none")) o->exr = CK_EXR_NONE;
+            else {
+                fprintf(stderr, "ckey: --exr-compression expects pxr24, zip or none, got '%s'\n", c ? c : "");
+                return 0;
+            }
+        } else {
+            fprintf(stderr, "ckey: unknown option '%s' (see 'ckey key --help')\n", a);
+            return 0;
+        }
+#undef TAKE
+    }
+    if (!o->image || !o->hint || !o->out) {
+        fprintf(stderr, "ckey: key needs --image, --hint and --out (see 'ckey key --help')\n");
+        return 0;
+    }
+    return 1;
+}
+
+/* Reads the plate as 3-channel sRGB-or-linear floats following CorridorKey's CLI conventions. */
+static ck_status read_plate(const char *path, int input_is_linear, ck_image *rgb, ck_err *err) {
+    ck_image  raw;
+    ck_status st = ck_image_read(path, &raw, NULL, err);
+    if (st != CK_OK) return st;
+    const int is_exr = ck_image_sniff(path) == CK_IMAGE_EXR;
+    size_t    n      = (size_t)raw.width * raw.height;
+    rgb->width = raw.width, rgb->height = raw.height, rgb->channels = 3;
+    rgb->data  = malloc(sizeof(float) * n * 3);
+    if (!rgb->data) {
+        ck_image_release(&raw);
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (int c = 0; c < 3; c++) {
+            /* grey files are replicated; alpha (4th channel) is dropped */
+            float v = raw.data[i * raw.channels + (raw.channels >= 3 ? c : 0)];
+            if (is_exr) {
+                v = v > 0.0f ? v : 0.0f; /* negatives clamped as CorridorKey does */
+                if (!input_is_linear) v = ck_linear_to_srgb(v);
+            }
+            rgb->data[i * 3 + c] = v;
+        }
+    }
+    ck_image_release(&raw);
+    return CK_OK;
+}
+
+static ck_status read_hint(const char *path, ck_image *hint, ck_err *err) {
+    ck_image  raw;
+    ck_status st = ck_image_read(path, &raw, NULL, err);
+    if (st != CK_OK) return st;
+    size_t n    = (size_t)raw.width * raw.height;
+    hint->width = raw.width, hint->height = raw.height, hint->channels = 1;
+    hint->data  = malloc(sizeof(float) * n);
+    if (!hint->data) {
+        ck_image_release(&raw);
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    }
+    for (size_t i = 0; i < n; i++) hint->data[i] = raw.data[i * raw.channels];
+    ck_image_release(&raw);
+    return CK_OK;
+}
+
+typedef struct pass_out {
+    const char *dir;
+    const char *ext;
+    ck_image   *img;
+    char        final_path[5200];
+    char        tmp_path[5300];
+} pass_out;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmd_key(int argc, char **argv) {
+    key_opts o;
+    if (!parse_key(argc, argv, &o)) return EXIT_USAGE;
+    if (o.quiet) ck_set_log(NULL, NULL, CK_LOG_ERROR);
+    char        ckbuf[4096];
+    const char *ckpt = o.checkpoint ? o.checkpoint : default_checkpoint(ckbuf, sizeof ckbuf);
+    if (!ckpt) {
+        fprintf(stderr, "ckey: no checkpoint: pass --checkpoint FILE or set CKEY_CHECKPOINT "
+                        "(see README: getting the checkpoint)\n");
+        return EXIT_USAGE;
+    }
+    ck_err   err = {{0}};
+    ck_image rgb = {0}, hint = {0};
+    if (read_plate(o.image, o.p.input_is_linear, &rgb, &err) != CK_OK) return EXIT_RUNTIME;
+    if (read_hint(o.hint, &hint, &err) != CK_OK) {
+        free(rgb.data);
+        return EXIT_RUNTIME;
+    }
+
+    double  t0  = now_s();
+    ck_ctx *ctx = NULL;
+    if (ck_ctx_init(&ctx, ckpt, &o.p) != CK_OK) {
+        ck_ctx_free(ctx);
+        free(rgb.data);
+        free(hint.data);
+        return EXIT_RUNTIME;
+    }
+    double    t1  = now_s();
+    ck_result res = {0};
+    ck_status st  = ck_key_image(ctx, &rgb, &hint, &res);
+    double    t2  = now_s();
+    free(rgb.data);
+    free(hint.data);
+    if (st != CK_OK) {
+        fprintf(stderr, "ckey: keying %s failed: %s\n", o.image, ck_ctx_last_error(ctx));
+        ck_ctx_free(ctx);
+        return EXIT_RUNTIME;
+    }
+    ck_ctx_free(ctx);
+    if (!o.quiet) fprintf(stderr, "ckey: loaded in %.2f s, keyed %s in %.2f s\n", t1 - t0, o.image, t2 - t1);
+
+    char stem[1024];
+    file_stem(stem, sizeof stem, o.image);
+    pass_out passes[4] = {
+        {"Matte", "exr", &res.alpha, "", ""},
+        {"FG", "exr", &res.fg, "", ""},
+        {"Processed", "exr", &res.processed, "", ""},
+        {"Comp", "png", &res.comp, "", ""},
+    };
+    const int npass = o.p.comp ? 4 : 3;
+    int       rc    = 0;
+    /* Phase 1: every pass into a hidden temporary file; phase 2: rename all. A failure in phase 1
+     * removes what was written, so the output folder never holds a partial set. */
+    int written = 0;
+    for (int i = 0; i < npass && rc == 0; i++) {
+        pass_out *p = &passes[i];
+        char      dir[4096];
+        snprintf(dir, sizeof dir, "%s/%s", o.out, p->dir);
+        if (!mkdir_p(dir)) {
+            fprintf(stderr, "ckey: cannot create output folder %s: %s\n", dir, strerror(errno));
+            rc = EXIT_RUNTIME;
+            break;
+        }
+        snprintf(p->final_path, sizeof p->final_path, "%s/%s.%s", dir, stem, p->ext);
+        snprintf(p->tmp_path, sizeof p->tmp_path, "%s/.%s.partial%d.%s", dir, stem, (int)getpid(), p->ext);
+        st = !strcmp(p->ext, "png") ? ck_image_write_png8(p->tmp_path, p->img, &err)
+                                    : ck_image_write_exr(p->tmp_path, p->img, o.exr, &err);
+        if (st != CK_OK) rc = EXIT_RUNTIME;
+        else written = i + 1;
+    }
+    if (rc == 0) {
+        for (int i = 0; i < npass; i++) {
+            if (rename(passes[i].tmp_path, passes[i].final_path) != 0) {
+                fprintf(stderr, "ckey: cannot move %s into place: %s\n", passes[i].final_path, strerror(errno));
+                rc = EXIT_RUNTIME;
+            }
+        }
+    } else {
+        for (int i = 0; i < written; i++) remove(passes[i].tmp_path);
+    }
+    if (rc == 0 && !o.quiet)
+        for (int i = 0; i < npass; i++) fprintf(stderr, "ckey: wrote %s\n", passes[i].final_path);
+    ck_result_free(&res);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage_main(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage_main(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("ckey %d.%d.%d\n", CK_VERSION_MAJOR, CK_VERSION_MINOR, CK_VERSION_PATCH);
+        return 0;
+    }
+    if (!strcmp(cmd, "key")) return cmd_key(argc - 2, argv + 2);
+    fprintf(stderr, "ckey: unknown command '%s'\n", cmd);
+    usage_main(stderr);
+    return EXIT_USAGE;
+}
