@@ -31,8 +31,9 @@ static ck_status init_fail(ck_ctx *ctx, ck_status st) {
 static ck_backend *make_backend(ck_ctx *ctx, ck_status *st) {
     const ck_params *p = &ctx->params;
     if (p->device == CK_DEVICE_CPU) return ck_backend_cpu_create(p->threads);
-    ck_err      cerr = {{0}};
-    ck_backend *be   = ck_backend_cuda_create(0, p->precision, &cerr);
+    ck_err          cerr = {{0}};
+    ck_backend_opts bo   = {0, p->precision, 1};
+    ck_backend     *be   = ck_backend_cuda_create(&bo, &cerr);
     if (be) return be;
     if (p->device == CK_DEVICE_CUDA) {
         *st = ck__fail(&ctx->err, CK_STATUS_ENODEV, "--device cuda: %s", cerr.msg);

@@ -36,12 +36,14 @@ typedef void (*ck_op_groupnorm_fn)(ck_backend *be, const ck_tensor *y, const ck_
 typedef void (*ck_op_attention_fn)(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
                                    const ck_tensor *v, float scale);
 /* Split qkv (B,H,W,3C), C = heads·HD (channel = which·C + head·HD + d), into per-(batch, head, window)
- * groups: k, v (B·heads·nwin, win_h·win_w, HD) with windows of win_h×win_w tokens tiling the grid
+ * groups: k, v (B·heads·nwin, win_h·win_w, HDp) with windows of win_h×win_w tokens tiling the grid
  * (raster order inside a window, windows in raster order); q likewise, or, when q_pool, 2×2 max-pooled
- * inside each window: q (B·heads·nwin, (win_h/2)·(win_w/2), HD). */
+ * inside each window: q (B·heads·nwin, (win_h/2)·(win_w/2), HDp). HDp ≥ HD: columns [HD, HDp) are
+ * written as zeros (head-dim padding, e.g. 56 → 64, leaves the attention result unchanged). */
 typedef void (*ck_op_attn_gather_fn)(ck_backend *be, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
                                      const ck_tensor *qkv, int heads, int win_h, int win_w, int q_pool);
-/* Inverse of the q layout: o (B·heads·nwin, win_h·win_w, HD) → y (B,H,W,heads·HD), windows win_h×win_w. */
+/* Inverse of the q layout: o (B·heads·nwin, win_h·win_w, HDp) → y (B,H,W,heads·HD), windows win_h×win_w;
+ * padded columns of o are ignored. */
 typedef void (*ck_op_attn_scatter_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *o, int heads, int win_h,
                                       int win_w);
 /* y (B,H/2,W/2,C) = 2×2 stride-2 max-pool of x (B,H,W,C). */
@@ -77,14 +79,36 @@ struct ck_backend {
     void (*download)(ck_backend *be, void *dst_host, const void *src_dev, size_t bytes);
     void (*synchronize)(ck_backend *be);
     void (*destroy)(ck_backend *be);
+    ck_backend_ext ext;
 #define CK_OP_SLOT(name) ck_op_##name##_fn name;
     CK_OPS(CK_OP_SLOT)
 #undef CK_OP_SLOT
 };
 
+/* Optional capabilities (NULL in backends without them). */
+typedef struct ck_backend_ext {
+    /* CUDA Graph capture of everything enqueued between begin and end; launch replays it. */
+    int (*graph_begin)(ck_backend *be);
+    int (*graph_end)(ck_backend *be);
+    int (*graph_launch)(ck_backend *be);
+    void (*graph_reset)(ck_backend *be);
+    /* Peak device bytes allocated through this backend since creation (or the last reset). */
+    size_t (*mem_peak)(ck_backend *be);
+    void (*mem_peak_reset)(ck_backend *be);
+    /* Elapsed device milliseconds between two host calls of timer_mark (0 = start, 1 = stop). */
+    void (*timer_mark)(ck_backend *be, int which);
+    float (*timer_elapsed_ms)(ck_backend *be);
+} ck_backend_ext;
+
+typedef struct ck_backend_opts {
+    int          device_index;
+    ck_precision precision;       /* activations and weight matrices: fp32, bf16 or fp16 */
+    int          fused_attention; /* 1: flash-style fused kernel ("sdpa"); 0: unfused reference */
+} ck_backend_opts;
+
 ck_backend *ck_backend_cpu_create(int threads);
 /* NULL with a message in err when CUDA is not built or no usable device exists. */
-ck_backend *ck_backend_cuda_create(int device_index, ck_precision precision, ck_err *err);
+ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err);
 
 /* Every op slot is filled (checked when a backend is created). */
 int ck_backend_complete(const ck_backend *be, const char **missing);

@@ -4,9 +4,8 @@
 #include <stdio.h>
 
 #ifndef CK_HAVE_CUDA
-ck_backend *ck_backend_cuda_create(int device_index, ck_precision precision, ck_err *err) {
-    (void)device_index;
-    (void)precision;
+ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
+    (void)opts;
     /* not logged here: with --device auto this is only a notice for the caller to print */
     if (err) snprintf(err->msg, sizeof err->msg, "this build of ckey has no CUDA support (built without nvcc)");
     return NULL;

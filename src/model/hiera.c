@@ -36,11 +36,14 @@ static ck_tensor hiera_block(ck_exec *ex, const ck_config *cfg, const ck_block_c
     const int     win_w = bc->windowed ? (int)(W / units) : (int)W;
     const int64_t nwin  = (H / win_h) * (W / win_w);
     const int64_t G = B * bc->heads * nwin, T = (int64_t)win_h * win_w, Tq = bc->q_pool ? T / 4 : T;
-    ck_tensor     q = CK_NEW(ex, G, Tq, HD);
-    ck_tensor     k = CK_NEW(ex, G, T, HD);
-    ck_tensor     v = CK_NEW(ex, G, T, HD);
+    /* pad64: zero columns up to a multiple of 64 keep the fused kernels on their fast path; the scale
+     * stays 1/√HD and the padded output columns are dropped by the scatter (model_spec §10). */
+    const int64_t HDp = ex->pad64 ? (HD + 63) / 64 * 64 : HD;
+    ck_tensor     q   = CK_NEW(ex, G, Tq, HDp);
+    ck_tensor     k   = CK_NEW(ex, G, T, HDp);
+    ck_tensor     v   = CK_NEW(ex, G, T, HDp);
     ck_attn_gather(ex, &q, &k, &v, &qkv, bc->heads, win_h, win_w, bc->q_pool);
-    ck_tensor o = CK_NEW(ex, G, Tq, HD);
+    ck_tensor o = CK_NEW(ex, G, Tq, HDp);
     ck_attention(ex, &o, &q, &k, &v, (float)(1.0 / sqrt((double)HD)));
     ck_tensor a = CK_NEW(ex, B, Hq, Wq, Cout);
     ck_attn_scatter(ex, &a, &o, bc->heads, bc->q_pool ? win_h / 2 : win_h, bc->q_pool ? win_w / 2 : win_w);

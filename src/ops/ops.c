@@ -84,11 +84,12 @@ void ck_attn_gather(ck_exec *ex, const ck_tensor *q, const ck_tensor *k, const c
     CK_ASSERT(qkv->ndim == 4 && qkv->shape[3] % (3 * heads) == 0);
     CK_ASSERT(qkv->shape[1] % win_h == 0 && qkv->shape[2] % win_w == 0);
     CK_ASSERT(!q_pool || (win_h % 2 == 0 && win_w % 2 == 0));
-    const int64_t HD = qkv->shape[3] / (3 * heads);
+    const int64_t HD = qkv->shape[3] / (3 * heads), HDp = k->shape[2];
+    CK_ASSERT(HDp >= HD);
     const int64_t G  = qkv->shape[0] * heads * (qkv->shape[1] / win_h) * (qkv->shape[2] / win_w);
     const int64_t T = (int64_t)win_h * win_w, Tq = q_pool ? T / 4 : T;
-    CK_ASSERT(k->ndim == 3 && k->shape[0] == G && k->shape[1] == T && k->shape[2] == HD && same_shape(k, v));
-    CK_ASSERT(q->ndim == 3 && q->shape[0] == G && q->shape[1] == Tq && q->shape[2] == HD);
+    CK_ASSERT(k->ndim == 3 && k->shape[0] == G && k->shape[1] == T && same_shape(k, v));
+    CK_ASSERT(q->ndim == 3 && q->shape[0] == G && q->shape[1] == Tq && q->shape[2] == HDp);
     RUN(ex) ex->be->attn_gather(ex->be, q, k, v, qkv, heads, win_h, win_w, q_pool);
 }
 
@@ -96,7 +97,7 @@ void ck_attn_scatter(ck_exec *ex, const ck_tensor *y, const ck_tensor *o, int he
     CK_ASSERT(y->ndim == 4 && o->ndim == 3 && y->shape[3] % heads == 0);
     CK_ASSERT(y->shape[1] % win_h == 0 && y->shape[2] % win_w == 0);
     const int64_t G = y->shape[0] * heads * (y->shape[1] / win_h) * (y->shape[2] / win_w);
-    CK_ASSERT(o->shape[0] == G && o->shape[1] == (int64_t)win_h * win_w && o->shape[2] == y->shape[3] / heads);
+    CK_ASSERT(o->shape[0] == G && o->shape[1] == (int64_t)win_h * win_w && o->shape[2] >= y->shape[3] / heads);
     RUN(ex) ex->be->attn_scatter(ex->be, y, o, heads, win_h, win_w);
 }
 

@@ -15,6 +15,7 @@ typedef struct ck_exec {
     ck_arena   *arena;    /* activations */
     ck_dtype    dtype;    /* activation dtype */
     int         planning; /* 1: shapes only, no op runs, arena measures */
+    int         pad64;    /* attention head dim zero-padded to a multiple of 64 ("pad64") */
 } ck_exec;
 
 /* New activation tensor from the arena: CK_NEW(ex, B, H, W, C). */

@@ -9,12 +9,12 @@ void ck_attn_gather_cpu(ck_backend *be, const ck_tensor *q, const ck_tensor *k, 
                         const ck_tensor *qkv, int heads, int win_h, int win_w, int q_pool) {
     (void)be;
     const int64_t B = qkv->shape[0], H = qkv->shape[1], W = qkv->shape[2], C3 = qkv->shape[3];
-    const int64_t C = C3 / 3, HD = C / heads;
+    const int64_t C = C3 / 3, HD = C / heads, HDp = k->shape[2];
     const int64_t nwy = H / win_h, nwx = W / win_w, nwin = nwy * nwx, T = (int64_t)win_h * win_w;
     const int64_t qh = q_pool ? win_h / 2 : win_h, qw = q_pool ? win_w / 2 : win_w, Tq = qh * qw;
     const float  *X  = (const float *)qkv->data; /* (B, H, W, 3C) */
-    float        *Qo = (float *)q->data;         /* (B·heads·nwin, Tq, HD) */
-    float        *Ko = (float *)k->data;         /* (B·heads·nwin, T, HD) */
+    float        *Qo = (float *)q->data;         /* (B·heads·nwin, Tq, HDp) */
+    float        *Ko = (float *)k->data;         /* (B·heads·nwin, T, HDp) */
     float        *Vo = (float *)v->data;
 
 #pragma omp parallel for collapse(2) schedule(static)
@@ -25,11 +25,14 @@ void ck_attn_gather_cpu(ck_backend *be, const ck_tensor *q, const ck_tensor *k, 
             for (int64_t t = 0; t < T; t++) {
                 const int64_t y = wy * win_h + t / win_w, x = wx * win_w + t % win_w;
                 const float  *px = X + ((b * H + y) * W + x) * C3 + h * HD;
-                memcpy(Ko + (g * T + t) * HD, px + C, sizeof(float) * (size_t)HD);
-                memcpy(Vo + (g * T + t) * HD, px + 2 * C, sizeof(float) * (size_t)HD);
+                float *kd = Ko + (g * T + t) * HDp, *vd = Vo + (g * T + t) * HDp;
+                memcpy(kd, px + C, sizeof(float) * (size_t)HD);
+                memcpy(vd, px + 2 * C, sizeof(float) * (size_t)HD);
+                for (int64_t d = HD; d < HDp; d++) kd[d] = vd[d] = 0.0f;
             }
             for (int64_t t = 0; t < Tq; t++) {
-                float *dst = Qo + (g * Tq + t) * HD;
+                float *dst = Qo + (g * Tq + t) * HDp;
+                for (int64_t d = HD; d < HDp; d++) dst[d] = 0.0f;
                 if (!q_pool) {
                     const int64_t y = wy * win_h + t / qw, x = wx * win_w + t % qw;
                     memcpy(dst, X + ((b * H + y) * W + x) * C3 + h * HD, sizeof(float) * (size_t)HD);
@@ -53,8 +56,9 @@ void ck_attn_gather_cpu(ck_backend *be, const ck_tensor *q, const ck_tensor *k, 
 void ck_attn_scatter_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *o, int heads, int win_h, int win_w) {
     (void)be;
     const int64_t B = y->shape[0], H = y->shape[1], W = y->shape[2], C = y->shape[3], HD = C / heads;
+    const int64_t HDp = o->shape[2];
     const int64_t nwx = W / win_w, nwin = (H / win_h) * nwx, T = (int64_t)win_h * win_w;
-    const float  *Oi = (const float *)o->data; /* (B·heads·nwin, T, HD) */
+    const float  *Oi = (const float *)o->data; /* (B·heads·nwin, T, HDp) */
     float        *Y  = (float *)y->data;       /* (B, H, W, C) */
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t bh = 0; bh < B * heads; bh++) {
@@ -63,7 +67,7 @@ void ck_attn_scatter_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *o,
             const int64_t wy = wi / nwx, wx = wi % nwx;
             for (int64_t t = 0; t < T; t++) {
                 const int64_t yy = wy * win_h + t / win_w, xx = wx * win_w + t % win_w;
-                memcpy(Y + ((b * H + yy) * W + xx) * C + h * HD, Oi + (g * T + t) * HD, sizeof(float) * (size_t)HD);
+                memcpy(Y + ((b * H + yy) * W + xx) * C + h * HD, Oi + (g * T + t) * HDp, sizeof(float) * (size_t)HD);
             }
         }
     }
