@@ -47,7 +47,7 @@ static ck_backend *make_backend(ck_ctx *ctx, ck_status *st) {
 static ck_status plan(ck_ctx *ctx) {
     const int S = ctx->cfg.size;
     ck_arena_init(&ctx->arena, NULL, 0);
-    ck_exec      ex = {ctx->be, &ctx->arena, ctx->be->act_dtype, 1};
+    ck_exec      ex = {ctx->be, &ctx->arena, ctx->be->act_dtype, 1, 0};
     ck_tensor    x  = CK_NEW_DT(&ex, CK_DTYPE_F32, 1, S, S, 4);
     ck_model_out o;
     ck_model_forward(&ex, &ctx->cfg, &ctx->w, &x, ctx->params.refiner_scale, ctx->params.use_refiner,
@@ -123,7 +123,7 @@ size_t           ck_ctx_weight_bytes(const ck_ctx *ctx) { return ctx->w.bytes; }
 ck_status ck__ctx_forward(ck_ctx *ctx) {
     const int S = ctx->cfg.size;
     ck_arena_reset(&ctx->arena, 0);
-    ck_exec   ex = {ctx->be, &ctx->arena, ctx->be->act_dtype, 0};
+    ck_exec   ex = {ctx->be, &ctx->arena, ctx->be->act_dtype, 0, 0};
     ck_tensor x  = CK_NEW_DT(&ex, CK_DTYPE_F32, 1, S, S, 4);
     ctx->be->upload(ctx->be, x.data, ctx->host_x, ck_tensor_nbytes(&x));
     ck_model_forward(&ex, &ctx->cfg, &ctx->w, &x, ctx->params.refiner_scale, ctx->params.use_refiner,

@@ -63,6 +63,21 @@ typedef void (*ck_op_concat_sigmoid_fn)(ck_backend *be, const ck_tensor *y, cons
 /* y = x converted to y's dtype (same shape; float32/float16/bfloat16, round-to-nearest-even). */
 typedef void (*ck_op_convert_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
 
+/* Optional capabilities (NULL in backends without them). */
+typedef struct ck_backend_ext {
+    /* CUDA Graph capture of everything enqueued between begin and end; launch replays it. */
+    int (*graph_begin)(ck_backend *be);
+    int (*graph_end)(ck_backend *be);
+    int (*graph_launch)(ck_backend *be);
+    void (*graph_reset)(ck_backend *be);
+    /* Peak device bytes allocated through this backend since creation (or the last reset). */
+    size_t (*mem_peak)(ck_backend *be);
+    void (*mem_peak_reset)(ck_backend *be);
+    /* Elapsed device milliseconds between two host calls of timer_mark (0 = start, 1 = stop). */
+    void (*timer_mark)(ck_backend *be, int which);
+    float (*timer_elapsed_ms)(ck_backend *be);
+} ck_backend_ext;
+
 struct ck_backend {
     const char *name;
     ck_device   device;
@@ -85,20 +100,6 @@ struct ck_backend {
 #undef CK_OP_SLOT
 };
 
-/* Optional capabilities (NULL in backends without them). */
-typedef struct ck_backend_ext {
-    /* CUDA Graph capture of everything enqueued between begin and end; launch replays it. */
-    int (*graph_begin)(ck_backend *be);
-    int (*graph_end)(ck_backend *be);
-    int (*graph_launch)(ck_backend *be);
-    void (*graph_reset)(ck_backend *be);
-    /* Peak device bytes allocated through this backend since creation (or the last reset). */
-    size_t (*mem_peak)(ck_backend *be);
-    void (*mem_peak_reset)(ck_backend *be);
-    /* Elapsed device milliseconds between two host calls of timer_mark (0 = start, 1 = stop). */
-    void (*timer_mark)(ck_backend *be, int which);
-    float (*timer_elapsed_ms)(ck_backend *be);
-} ck_backend_ext;
 
 typedef struct ck_backend_opts {
     int          device_index;
