@@ -1,6 +1,7 @@
 /* ckey command-line tool: `ckey key` keys one frame and writes CorridorKey's output passes.
  * Exit codes: 0 success, 1 runtime failure (I/O, model, device), 2 usage error. */
 #include "ckey.h"
+#include "cli.h"
 #include "ctx.h"
 #include "io/image.h"
 #include "pipeline/frame_ops.h"
@@ -24,6 +25,7 @@ static void usage_main(FILE *f) {
             "\n"
             "commands:\n"
             "  key       key one frame: plate + rough alpha hint -> Matte, FG, Processed, Comp passes\n"
+            "  bench     time the network alone at one size (JSON)\n"
             "  version   print the version\n"
             "\n"
             "Run 'ckey <command> --help' for the options of a command.\n",
@@ -80,6 +82,19 @@ typedef struct key_opts {
     int                quiet;
     ck_params          p;
 } key_opts;
+
+int ck_cli_parse_device(const char *d, ck_device *out) {
+    if (d && !strcmp(d, "cpu")) *out = CK_DEVICE_CPU;
+    else if (d && !strcmp(d, "cuda")) *out = CK_DEVICE_CUDA;
+    else if (d && !strcmp(d, "auto")) *out = CK_DEVICE_AUTO;
+    else {
+        fprintf(stderr, "ckey: --device expects cpu, cuda or auto, got '%s'\n", d ? d : "");
+        return 0;
+    }
+    return 1;
+}
+
+const char *ck_cli_device_name(const ck_ctx *ctx) { return ctx->be->name; }
 
 static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
     char *end;
@@ -178,14 +193,7 @@ static int parse_key(int argc, char **argv, key_opts *o) {
         } else if (!strcmp(a, "--no-comp")) o->p.comp = 0;
         else if (!strcmp(a, "--quiet")) o->quiet = 1;
         else if (!strcmp(a, "--device")) {
-            const char *d = TAKE();
-            if (d && !strcmp(d, "cpu")) o->p.device = CK_DEVICE_CPU;
-            else if (d && !strcmp(d, "cuda")) o->p.device = CK_DEVICE_CUDA;
-            else if (d && !strcmp(d, "auto")) o->p.device = CK_DEVICE_AUTO;
-            else {
-                fprintf(stderr, "ckey: --device expects cpu, cuda or auto, got '%s'\n", d ? d : "");
-                return 0;
-            }
+            if (!ck_cli_parse_device(TAKE(), &o->p.device)) return 0;
         } else if (!strcmp(a, "--exr-compression")) {
             const char *c = TAKE();
             if (c && !strcmp(c, "pxr24")) o->exr = CK_EXR_PXR24;
@@ -367,6 +375,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(cmd, "key")) return cmd_key(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench")) return ck_cli_bench(argc - 2, argv + 2);
     fprintf(stderr, "ckey: unknown command '%s'\n", cmd);
     usage_main(stderr);
     return EXIT_USAGE;

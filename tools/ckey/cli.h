@@ -1,0 +1,13 @@
+/* Shared helpers of the ckey command-line tool. */
+#ifndef CK_CLI_H
+#define CK_CLI_H
+
+#include "ckey.h"
+
+int         ck_cli_bench(int argc, char **argv);
+int         ck_cli_parse_device(const char *v, ck_device *out);
+const char *ck_cli_device_name(const ck_ctx *ctx);
+double      ck_cli_median(double *v, int n);
+double      ck_cli_p95(double *v, int n);
+
+#endif
