@@ -3,6 +3,28 @@
  * Pixels are returned as interleaved float32, row-major, values as stored scaled to [0,1] for integer
  * formats (8-bit /255, 16-bit /65535) and raw for EXR. Writers go through a temporary file in the
  * destination folder that is renamed into place, so an interrupted run never leaves a partial file.
+ *
+ *     ck_image img;
+ *     int      depth;
+ *     ck_err   err = {0};
+ *     if (ck_image_read("plate.0001.exr", &img, &depth, &err) != CK_OK) { puts(err.msg); ... }
+ *     ...                                   // img.channels: 1 (Y/gray), 2 (gray+alpha), 3 (RGB), 4 (RGBA)
+ *     ck_image_write_exr("alpha.0001.exr", &img, CK_EXR_PXR24, &err);
+ *     ck_image_release(&img);
+ *
+ * What each reader returns (channel order is always R,G,B[,A] or gray[,alpha]):
+ *   - PNG: the file's own channel count. Palette images expand to RGB, or RGBA when a tRNS chunk exists;
+ *     gray with tRNS becomes gray+alpha; 1/2/4-bit gray expands to 8-bit (full range). No gamma or
+ *     colour-profile handling (like cv2.imread). 16-bit samples are scaled /65535 (cv2.imread without
+ *     IMREAD_ANYDEPTH would keep only the high byte; callers that need that quirk can quantize).
+ *   - JPEG: 1 (grayscale) or 3 (YCbCr/RGB, decoded with libjpeg's default islow IDCT and fancy
+ *     upsampling, the settings OpenCV uses). CMYK/YCCK files are refused. EXIF orientation is ignored.
+ *   - EXR: the first part's data window (its origin is dropped). Prefix-less channels R,G,B -> 3 (+A -> 4);
+ *     else Y -> 1 (+A -> 2); else a file with exactly one channel -> 1. Scanline and tiled parts
+ *     (level 0 of mip/rip maps) with half, float or uint channels. Deep and subsampled parts are refused.
+ * Errors: a missing or unreadable path is CK_STATUS_EIO, a corrupt or truncated file CK_STATUS_EFORMAT,
+ * a format this build was compiled without CK_STATUS_EUNSUPPORTED; the message names the file.
+ * Thread safety: every function may be called concurrently on different files.
  */
 #ifndef CK_IMAGE_H
 #define CK_IMAGE_H
@@ -25,24 +47,52 @@ typedef enum ck_exr_compression {
 /* Largest accepted width or height; larger headers are treated as hostile. */
 #define CK_IMAGE_MAX_DIM 32768
 
-/* Detects the format from magic bytes (not the extension). */
+/* Detects the format from magic bytes (not the extension). CK_IMAGE_UNKNOWN also for unreadable paths. */
 ck_image_format ck_image_sniff(const char *path);
+const char     *ck_image_format_name(ck_image_format fmt); /* "PNG", "JPEG", "EXR", "unknown" */
+/* 1 when this build can read and write the format (its library was found at configure time). */
+int             ck_image_format_supported(ck_image_format fmt);
 
 /* Reads every channel of the file (1..4). img->data is malloc'd; free with ck_image_release.
- * `bit_depth` (optional) receives 8, 16 (integer formats), 16 (EXR half) or 32 (EXR float). */
+ * `bit_depth` (optional) receives 8, 16 (integer formats), 16 (EXR half) or 32 (EXR float/uint).
+ * On failure *img is zeroed (releasing it is harmless). */
 ck_status ck_image_read(const char *path, ck_image *img, int *bit_depth, ck_err *err);
 void      ck_image_release(ck_image *img);
 
-/* 8-bit PNG: v -> (uint8)(clip(v, 0, 1) * 255), truncation as CorridorKey does. 1, 3 or 4 channels. */
+/* 8-bit PNG: v -> (uint8)(clip(v, 0, 1) * 255), truncation as CorridorKey does (NaN -> 0).
+ * 1, 3 or 4 channels (2 = gray+alpha is accepted too). */
 ck_status ck_image_write_png8(const char *path, const ck_image *img, ck_err *err);
-/* 16-bit PNG: v -> round(clip(v, 0, 1) * 65535). */
+/* 16-bit PNG: v -> round(clip(v, 0, 1) * 65535) (NaN -> 0). */
 ck_status ck_image_write_png16(const char *path, const ck_image *img, ck_err *err);
-/* Half-float EXR; channel names: 1 -> "Y", 3 -> "R","G","B", 4 -> "R","G","B","A". */
+/* Half-float scanline EXR; channel names: 1 -> "Y", 3 -> "R","G","B", 4 -> "R","G","B","A"
+ * (2 -> "Y","A"). float -> half rounds to nearest even; |v| >= 65520 becomes +-inf. */
 ck_status ck_image_write_exr(const char *path, const ck_image *img, ck_exr_compression comp, ck_err *err);
 
-/* Writes into "<path>.tmp.<pid>" and renames onto path; removes the temp file on failure.
- * Shared by every writer (images now, other outputs later). */
+/* Writes into "<path>.tmp.<pid>.<n>" (n: a per-process counter, so threads never share a temp file)
+ * and renames onto path; removes the temp file on failure, leaving an existing path untouched.
+ * Shared by every writer (images now, other outputs later). fn must create tmp_path itself and
+ * report errors through err; ctx is passed through. */
 typedef ck_status (*ck_write_fn)(const char *tmp_path, const void *ctx, ck_err *err);
 ck_status ck_write_atomic(const char *path, ck_write_fn fn, const void *ctx, ck_err *err);
+
+/* ---- internal: per-format back ends (image_png.c, image_jpeg.c, image_exr.c), called by image.c
+ * after it has checked that the path is a readable regular file / that the image is well formed. ---- */
+
+/* What a writer back end receives through ck_write_atomic's ctx. */
+typedef struct ck__image_job {
+    const char        *path; /* the destination, for messages (the back end writes tmp_path) */
+    const ck_image    *img;
+    int                bits; /* PNG: 8 or 16 */
+    ck_exr_compression comp; /* EXR */
+} ck__image_job;
+
+ck_status ck__png_read(const char *path, ck_image *img, int *bit_depth, ck_err *err);
+ck_status ck__png_write(const char *tmp_path, const void *job, ck_err *err);
+ck_status ck__jpeg_read(const char *path, ck_image *img, int *bit_depth, ck_err *err);
+ck_status ck__exr_read(const char *path, ck_image *img, int *bit_depth, ck_err *err);
+ck_status ck__exr_write(const char *tmp_path, const void *job, ck_err *err);
+
+/* Allocates img->data for width*height*channels floats with overflow-checked size math. */
+ck_status ck__image_alloc(ck_image *img, int width, int height, int channels, const char *path, ck_err *err);
 
 #endif

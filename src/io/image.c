@@ -1,0 +1,259 @@
+/* Still-image I/O front end: format sniffing by magic bytes, dispatch to the per-format back ends,
+ * argument checks shared by every writer, and the write-to-temp-then-rename helper.
+ *
+ * Compiles without any image library: each back end is reached only when CMake found its library
+ * (CK_HAVE_PNG / CK_HAVE_JPEG / CK_HAVE_EXR); otherwise the request fails with
+ * CK_STATUS_EUNSUPPORTED and a message naming the missing library.
+ * Reference: CorridorKey reads with cv2.imread and writes with cv2.imwrite (model_spec.md §7.5, §8.2).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "io/image.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const unsigned char k_png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+static const unsigned char k_exr_magic[4] = {0x76, 0x2f, 0x31, 0x01};
+
+/* Formats a file can be mistaken for; named in the error so the user knows what to convert. */
+static const char *foreign_format(const unsigned char *b, size_t n) {
+    if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) ||
+                   (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == 42)))
+        return "TIFF";
+    if (n >= 2 && b[0] == 'B' && b[1] == 'M') return "BMP";
+    if (n >= 4 && memcmp(b, "RIFF", 4) == 0) return "RIFF (WebP?)";
+    if (n >= 4 && memcmp(b, "\x1a\x45\xdf\xa3", 4) == 0) return "Matroska/WebM video";
+    if (n >= 8 && memcmp(b + 4, "ftyp", 4) == 0) return "MP4/MOV (or HEIF) container";
+    if (n >= 6 && (memcmp(b, "GIF87a", 6) == 0 || memcmp(b, "GIF89a", 6) == 0)) return "GIF";
+    return NULL;
+}
+
+static ck_image_format classify(const unsigned char *b, size_t n) {
+    if (n >= 8 && memcmp(b, k_png_magic, 8) == 0) return CK_IMAGE_PNG;
+    if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) return CK_IMAGE_JPEG;
+    if (n >= 4 && memcmp(b, k_exr_magic, 4) == 0) return CK_IMAGE_EXR;
+    return CK_IMAGE_UNKNOWN;
+}
+
+/* Checks that path is a readable regular file and classifies it. Missing/unreadable -> EIO,
+ * empty or unrecognised -> EFORMAT. */
+static ck_status sniff_checked(const char *path, ck_image_format *fmt, ck_err *err) {
+    *fmt = CK_IMAGE_UNKNOWN;
+    if (!path || !path[0]) return ck__fail(err, CK_STATUS_EINVAL, "image path is empty");
+    struct stat st;
+    if (stat(path, &st) != 0) return ck__fail(err, CK_STATUS_EIO, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) return ck__fail(err, CK_STATUS_EIO, "%s: is a directory, not an image file", path);
+    FILE *f = fopen(path, "rb");
+    if (!f) return ck__fail(err, CK_STATUS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char b[12];
+    size_t        n     = fread(b, 1, sizeof b, f);
+    int           ioerr = ferror(f);
+    fclose(f);
+    if (ioerr) return ck__fail(err, CK_STATUS_EIO, "%s: read error", path);
+    if (n == 0) return ck__fail(err, CK_STATUS_EFORMAT, "%s: file is empty", path);
+    *fmt = classify(b, n);
+    if (*fmt != CK_IMAGE_UNKNOWN) return CK_OK;
+    const char *other = foreign_format(b, n);
+    if (other)
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: %s files are not supported (only PNG, JPEG and EXR); convert it",
+                        path, other);
+    if (n >= 4)
+        return ck__fail(err, CK_STATUS_EFORMAT,
+                        "%s: not a PNG, JPEG or EXR file (starts with bytes %02x %02x %02x %02x)", path, b[0], b[1],
+                        b[2], b[3]);
+    return ck__fail(err, CK_STATUS_EFORMAT, "%s: too short to be an image (%zu bytes)", path, n);
+}
+
+ck_image_format ck_image_sniff(const char *path) {
+    if (!path) return CK_IMAGE_UNKNOWN;
+    FILE *f = fopen(path, "rb");
+    if (!f) return CK_IMAGE_UNKNOWN;
+    unsigned char b[8];
+    size_t        n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    return classify(b, n);
+}
+
+const char *ck_image_format_name(ck_image_format fmt) {
+    switch (fmt) {
+    case CK_IMAGE_PNG: return "PNG";
+    case CK_IMAGE_JPEG: return "JPEG";
+    case CK_IMAGE_EXR: return "EXR";
+    case CK_IMAGE_UNKNOWN: break;
+    }
+    return "unknown";
+}
+
+int ck_image_format_supported(ck_image_format fmt) {
+    switch (fmt) {
+#ifdef CK_HAVE_PNG
+    case CK_IMAGE_PNG: return 1;
+#endif
+#ifdef CK_HAVE_JPEG
+    case CK_IMAGE_JPEG: return 1;
+#endif
+#ifdef CK_HAVE_EXR
+    case CK_IMAGE_EXR: return 1;
+#endif
+    default: return 0;
+    }
+}
+
+#if !defined(CK_HAVE_PNG) || !defined(CK_HAVE_JPEG) || !defined(CK_HAVE_EXR)
+static ck_status not_built(const char *path, const char *what, const char *lib, ck_err *err) {
+    return ck__fail(err, CK_STATUS_EUNSUPPORTED, "%s: %s support not built (%s not found at configure time)", path,
+                    what, lib);
+}
+#endif
+
+ck_status ck__image_alloc(ck_image *img, int width, int height, int channels, const char *path, ck_err *err) {
+    img->data = NULL;
+    if (width < 1 || height < 1 || width > CK_IMAGE_MAX_DIM || height > CK_IMAGE_MAX_DIM)
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: image size %dx%d outside 1..%d", path, width, height,
+                        CK_IMAGE_MAX_DIM);
+    if (channels < 1 || channels > 4)
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: %d channels (expected 1..4)", path, channels);
+    size_t n, bytes;
+    if (!ck_mul_size((size_t)width, (size_t)height, &n) || !ck_mul_size(n, (size_t)channels, &n) ||
+        !ck_mul_size(n, sizeof(float), &bytes))
+        return ck__fail(err, CK_STATUS_EOOM, "%s: image size %dx%dx%d overflows", path, width, height, channels);
+    img->data = malloc(bytes);
+    if (!img->data)
+        return ck__fail(err, CK_STATUS_EOOM, "%s: cannot allocate %zu bytes for %dx%dx%d pixels", path, bytes, width,
+                        height, channels);
+    img->width    = width;
+    img->height   = height;
+    img->channels = channels;
+    return CK_OK;
+}
+
+ck_status ck_image_read(const char *path, ck_image *img, int *bit_depth, ck_err *err) {
+    CK_ASSERT(img != NULL);
+    memset(img, 0, sizeof *img);
+    if (bit_depth) *bit_depth = 0;
+    ck_image_format fmt;
+    ck_status       st = sniff_checked(path, &fmt, err);
+    if (st != CK_OK) return st;
+    int depth = 0;
+    switch (fmt) {
+    case CK_IMAGE_PNG:
+#ifdef CK_HAVE_PNG
+        st = ck__png_read(path, img, &depth, err);
+#else
+        st = not_built(path, "PNG", "libpng", err);
+#endif
+        break;
+    case CK_IMAGE_JPEG:
+#ifdef CK_HAVE_JPEG
+        st = ck__jpeg_read(path, img, &depth, err);
+#else
+        st = not_built(path, "JPEG", "libjpeg", err);
+#endif
+        break;
+    case CK_IMAGE_EXR:
+#ifdef CK_HAVE_EXR
+        st = ck__exr_read(path, img, &depth, err);
+#else
+        st = not_built(path, "EXR", "OpenEXR", err);
+#endif
+        break;
+    case CK_IMAGE_UNKNOWN: CK_ASSERT(0 && "sniff_checked accepted an unknown format"); break;
+    }
+    if (st != CK_OK) {
+        ck_image_release(img);
+        return st;
+    }
+    /* every back end must hand over a complete, in-limit image */
+    CK_ASSERT(img->data && img->width >= 1 && img->height >= 1 && img->width <= CK_IMAGE_MAX_DIM &&
+              img->height <= CK_IMAGE_MAX_DIM && img->channels >= 1 && img->channels <= 4);
+    if (bit_depth) *bit_depth = depth;
+    return CK_OK;
+}
+
+void ck_image_release(ck_image *img) {
+    if (!img) return;
+    free(img->data);
+    memset(img, 0, sizeof *img);
+}
+
+/* ---- writers ---- */
+
+static ck_status check_writable_image(const char *path, const ck_image *img, const char *what, ck_err *err) {
+    if (!path || !path[0]) return ck__fail(err, CK_STATUS_EINVAL, "%s: output path is empty", what);
+    if (!img || !img->data) return ck__fail(err, CK_STATUS_EINVAL, "%s: no pixel data to write", path);
+    if (img->width < 1 || img->height < 1 || img->width > CK_IMAGE_MAX_DIM || img->height > CK_IMAGE_MAX_DIM)
+        return ck__fail(err, CK_STATUS_ESHAPE, "%s: image size %dx%d outside 1..%d", path, img->width, img->height,
+                        CK_IMAGE_MAX_DIM);
+    if (img->channels < 1 || img->channels > 4)
+        return ck__fail(err, CK_STATUS_ESHAPE, "%s: cannot write %d channels as %s (1, 2, 3 or 4)", path,
+                        img->channels, what);
+    return CK_OK;
+}
+
+ck_status ck_image_write_png8(const char *path, const ck_image *img, ck_err *err) {
+    ck_status st = check_writable_image(path, img, "PNG", err);
+    if (st != CK_OK) return st;
+#ifdef CK_HAVE_PNG
+    ck__image_job job = {path, img, 8, CK_EXR_NONE};
+    return ck_write_atomic(path, ck__png_write, &job, err);
+#else
+    return not_built(path, "PNG", "libpng", err);
+#endif
+}
+
+ck_status ck_image_write_png16(const char *path, const ck_image *img, ck_err *err) {
+    ck_status st = check_writable_image(path, img, "PNG", err);
+    if (st != CK_OK) return st;
+#ifdef CK_HAVE_PNG
+    ck__image_job job = {path, img, 16, CK_EXR_NONE};
+    return ck_write_atomic(path, ck__png_write, &job, err);
+#else
+    return not_built(path, "PNG", "libpng", err);
+#endif
+}
+
+ck_status ck_image_write_exr(const char *path, const ck_image *img, ck_exr_compression comp, ck_err *err) {
+    ck_status st = check_writable_image(path, img, "EXR", err);
+    if (st != CK_OK) return st;
+    if (comp != CK_EXR_PXR24 && comp != CK_EXR_ZIP && comp != CK_EXR_NONE)
+        return ck__fail(err, CK_STATUS_EINVAL, "%s: unknown EXR compression %d", path, (int)comp);
+#ifdef CK_HAVE_EXR
+    ck__image_job job = {path, img, 16, comp};
+    return ck_write_atomic(path, ck__exr_write, &job, err);
+#else
+    return not_built(path, "EXR", "OpenEXR", err);
+#endif
+}
+
+/* ---- atomic replace ---- */
+
+static atomic_uint g_tmp_counter;
+
+ck_status ck_write_atomic(const char *path, ck_write_fn fn, const void *ctx, ck_err *err) {
+    CK_ASSERT(fn != NULL);
+    if (!path || !path[0]) return ck__fail(err, CK_STATUS_EINVAL, "output path is empty");
+    /* The suffix goes after the extension so that frame-sequence scanners never pick up a
+     * half-written "frame.png.tmp.123.0"; same folder so rename() stays on one filesystem. */
+    unsigned    seq = atomic_fetch_add(&g_tmp_counter, 1u);
+    size_t      len = strlen(path) + 48;
+    char       *tmp = malloc(len);
+    if (!tmp) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(), seq);
+
+    ck_status st = fn(tmp, ctx, err);
+    if (st == CK_OK && rename(tmp, path) != 0)
+        st = ck__fail(err, CK_STATUS_EIO, "%s: cannot move the finished file into place: %s", path, strerror(errno));
+    if (st != CK_OK) {
+        /* the writer may have failed before creating it: ENOENT is expected and harmless */
+        if (remove(tmp) != 0 && errno != ENOENT)
+            CK_LOG_WARN("%s: could not remove temporary file %s: %s", path, tmp, strerror(errno));
+    }
+    free(tmp);
+    return st;
+}

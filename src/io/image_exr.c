@@ -1,0 +1,415 @@
+/* OpenEXR back end (OpenEXR 3.1+ C API, OpenEXRCore): read scanline and tiled parts with half, float or
+ * uint channels; write half-float scanline files with PXR24 (default), ZIP or no compression.
+ *
+ * Reference: CorridorKey writes FG / Matte / Processed as half EXR with PXR24 through cv2.imwrite, naming
+ * 1 channel "Y", 3 channels R,G,B and 4 channels R,G,B,A (model_spec.md §7.5), and reads EXR plates with
+ * cv2.imread(IMREAD_UNCHANGED) (§8.2).
+ * Numerics: float -> half is done here with ck_f32_to_f16 (round to nearest even, bit-exact with numpy's
+ * astype(float16)), so the written bits do not depend on the library's converter. PXR24 is lossless for
+ * half data (it only truncates 32-bit floats to 24 bits), so write -> read returns the fp16-rounded input.
+ * Decoding asks the library for raw channel planes in the file's own type and converts here: that keeps us
+ * on the library's simplest unpack path, whatever the channel mix of the file.
+ * EXR stores channels sorted by name (A, B, G, R, Y): channels are always matched by name, never by index.
+ */
+#include "io/image.h"
+#include "core/tensor.h"
+
+#include <openexr.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Messages can quote attribute or channel names straight from a corrupt file: keep logs printable. */
+static void sanitize(char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f) *s = '?';
+}
+
+/* Collects the first message the library reports after the buffer was last cleared (later ones are
+ * consequences of it). Cleared before each step whose failure we report, so a complaint the library
+ * logged and then tolerated never stands in for the real cause. */
+typedef struct exr_msgbuf {
+    char msg[256];
+} exr_msgbuf;
+
+static void on_exr_error(exr_const_context_t ctxt, exr_result_t code, const char *msg) {
+    void *ud = NULL;
+    if (ctxt && exr_get_user_data(ctxt, &ud) == EXR_ERR_SUCCESS && ud) {
+        exr_msgbuf *mb = ud;
+        if (!mb->msg[0]) {
+            snprintf(mb->msg, sizeof mb->msg, "%s", msg ? msg : exr_get_default_error_message(code));
+            sanitize(mb->msg);
+        }
+    } else {
+        CK_LOG_DBG("OpenEXR: %s", msg ? msg : exr_get_default_error_message(code));
+    }
+}
+
+static const char *exr_reason(const exr_msgbuf *mb, exr_result_t rv) {
+    return mb->msg[0] ? mb->msg : exr_get_default_error_message(rv);
+}
+
+static exr_context_initializer_t make_init(exr_msgbuf *mb) {
+    exr_context_initializer_t init = EXR_DEFAULT_CONTEXT_INITIALIZER;
+    init.error_handler_fn          = on_exr_error;
+    init.user_data                 = mb;
+    init.max_image_width           = CK_IMAGE_MAX_DIM;
+    init.max_image_height          = CK_IMAGE_MAX_DIM;
+    init.max_tile_width            = CK_IMAGE_MAX_DIM;
+    init.max_tile_height           = CK_IMAGE_MAX_DIM;
+    /* a damaged offset table must fail, not be guessed around: we promise an error for corrupt files */
+    init.flags = EXR_CONTEXT_FLAG_DISABLE_CHUNK_RECONSTRUCTION;
+    return init;
+}
+
+/* ---- read ---- */
+
+typedef struct exr_reader {
+    const char           *path;
+    ck_err               *err;
+    exr_msgbuf            mb;
+    exr_context_t         ctx;
+    exr_decode_pipeline_t dec;
+    int                   dec_init;
+    int                   W, H, nout;
+    int                   src[4];  /* file channel index of each output channel */
+    int                   type[4]; /* exr_pixel_type_t of each output channel */
+    unsigned char        *scratch; /* one chunk, planar: nout planes of width*height*4 bytes */
+    size_t                scratch_size;
+    float                *out; /* W*H*nout, interleaved */
+} exr_reader;
+
+static ck_status exr_fail(exr_reader *r, exr_result_t rv, const char *what) {
+    return ck__fail(r->err, CK_STATUS_EFORMAT, "%s: corrupt or truncated EXR (%s): %s", r->path, what,
+                    exr_reason(&r->mb, rv));
+}
+
+/* Chooses the channels to return. Returns 1 on success, 0 when the file has nothing we can read,
+ * -1 for a luminance/chroma file (Y, RY, BY). */
+static int map_channels(exr_reader *r, const exr_attr_chlist_t *cl) {
+    int R = -1, G = -1, B = -1, A = -1, Y = -1, chroma = 0;
+    for (int c = 0; c < cl->num_channels; c++) {
+        const char *n = cl->entries[c].name.str;
+        if (!n) continue;
+        if (!strcmp(n, "R")) R = c;
+        else if (!strcmp(n, "G")) G = c;
+        else if (!strcmp(n, "B")) B = c;
+        else if (!strcmp(n, "A")) A = c;
+        else if (!strcmp(n, "Y")) Y = c;
+        else if (!strcmp(n, "RY") || !strcmp(n, "BY")) chroma = 1;
+    }
+    r->nout = 0;
+    if (R >= 0 && G >= 0 && B >= 0) {
+        r->src[r->nout++] = R;
+        r->src[r->nout++] = G;
+        r->src[r->nout++] = B;
+    } else if (Y >= 0) {
+        if (chroma) return -1; /* Y alone would silently turn a colour plate grey */
+        r->src[r->nout++] = Y;
+    } else if (cl->num_channels == 1) {
+        r->src[r->nout++] = 0;
+        return 1; /* a lone channel of any name: the matte convention of most tools */
+    } else {
+        return 0;
+    }
+    if (A >= 0) r->src[r->nout++] = A;
+    return 1;
+}
+
+static ck_status describe_missing_channels(exr_reader *r, const exr_attr_chlist_t *cl) {
+    char   names[160] = "";
+    size_t used       = 0;
+    for (int c = 0; c < cl->num_channels && used + 1 < sizeof names; c++) {
+        int n = snprintf(names + used, sizeof names - used, "%s%s", c ? ", " : "",
+                         cl->entries[c].name.str ? cl->entries[c].name.str : "?");
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+    sanitize(names);
+    return ck__fail(r->err, CK_STATUS_EFORMAT,
+                    "%s: EXR has no R,G,B or Y channels (and more than one channel); found: %s", r->path,
+                    cl->num_channels ? names : "none");
+}
+
+/* Decodes one chunk (scanline block or tile) whose top-left pixel is (x0, y0) in data-window space. */
+static ck_status decode_chunk(exr_reader *r, const exr_chunk_info_t *ci, int64_t x0, int64_t y0) {
+    if (ci->width < 1 || ci->height < 1 || x0 < 0 || y0 < 0 || x0 + ci->width > r->W || y0 + ci->height > r->H)
+        return ck__fail(r->err, CK_STATUS_EFORMAT, "%s: EXR chunk %d (%dx%d at %lld,%lld) outside the data window",
+                        r->path, (int)ci->idx, (int)ci->width, (int)ci->height, (long long)x0, (long long)y0);
+    exr_result_t rv;
+    r->mb.msg[0] = 0;
+    if (!r->dec_init) {
+        rv = exr_decoding_initialize(r->ctx, 0, ci, &r->dec);
+        if (rv != EXR_ERR_SUCCESS) return exr_fail(r, rv, "decoder setup");
+        r->dec_init = 1;
+    } else {
+        rv = exr_decoding_update(r->ctx, 0, ci, &r->dec);
+        if (rv != EXR_ERR_SUCCESS) return exr_fail(r, rv, "decoder update");
+    }
+
+    size_t npix = (size_t)ci->width * (size_t)ci->height; /* <= W*H, checked against CK_IMAGE_MAX_DIM */
+    size_t need = npix * (size_t)r->nout * 4;
+    if (need > r->scratch_size) {
+        free(r->scratch);
+        r->scratch_size = 0;
+        r->scratch      = malloc(need);
+        if (!r->scratch) return ck__fail(r->err, CK_STATUS_EOOM, "%s: out of memory for an EXR chunk", r->path);
+        r->scratch_size = need;
+    }
+    for (int c = 0; c < r->dec.channel_count; c++) {
+        exr_coding_channel_info_t *ch = &r->dec.channels[c];
+        ch->decode_to_ptr             = NULL; /* channels we do not return are skipped by the library */
+        for (int k = 0; k < r->nout; k++) {
+            if (r->src[k] != c) continue;
+            if (ch->width != ci->width || ch->height != ci->height)
+                return ck__fail(r->err, CK_STATUS_EFORMAT, "%s: EXR channel %s has an inconsistent chunk size",
+                                r->path, ch->channel_name ? ch->channel_name : "?");
+            ch->decode_to_ptr          = r->scratch + (size_t)k * npix * 4;
+            ch->user_pixel_stride      = ch->bytes_per_element;
+            ch->user_line_stride       = ci->width * ch->bytes_per_element;
+            ch->user_bytes_per_element = ch->bytes_per_element;
+            ch->user_data_type         = ch->data_type;
+        }
+    }
+    r->mb.msg[0] = 0;
+    rv           = exr_decoding_choose_default_routines(r->ctx, 0, &r->dec);
+    if (rv != EXR_ERR_SUCCESS) return exr_fail(r, rv, "decoder routines");
+    rv = exr_decoding_run(r->ctx, 0, &r->dec);
+    if (rv != EXR_ERR_SUCCESS) return exr_fail(r, rv, "pixel data");
+
+    for (int k = 0; k < r->nout; k++) {
+        const unsigned char *plane = r->scratch + (size_t)k * npix * 4;
+        for (int y = 0; y < ci->height; y++) {
+            float *dst = r->out + (((size_t)(y0 + y) * (size_t)r->W) + (size_t)x0) * (size_t)r->nout + (size_t)k;
+            size_t row = (size_t)y * (size_t)ci->width;
+            for (int x = 0; x < ci->width; x++, dst += r->nout) {
+                size_t i = row + (size_t)x;
+                if (r->type[k] == EXR_PIXEL_HALF) {
+                    uint16_t h;
+                    memcpy(&h, plane + 2 * i, 2);
+                    *dst = ck_f16_to_f32(h);
+                } else if (r->type[k] == EXR_PIXEL_FLOAT) {
+                    memcpy(dst, plane + 4 * i, 4);
+                } else {
+                    uint32_t u;
+                    memcpy(&u, plane + 4 * i, 4);
+                    *dst = (float)u;
+                }
+            }
+        }
+    }
+    return CK_OK;
+}
+
+static ck_status exr_decode(exr_reader *r, ck_image *img, int *bit_depth) {
+    exr_context_initializer_t init = make_init(&r->mb);
+    exr_result_t              rv   = exr_start_read(&r->ctx, r->path, &init);
+    if (rv != EXR_ERR_SUCCESS) return exr_fail(r, rv, "header");
+
+    r->mb.msg[0] = 0; /* header parsing may have logged complaints it then tolerated */
+    int nparts   = 0;
+    rv           = exr_get_count(r->ctx, &nparts);
+    if (rv != EXR_ERR_SUCCESS || nparts < 1) return exr_fail(r, rv, "part count");
+    if (nparts > 1) CK_LOG_INFO("%s: multi-part EXR (%d parts); reading the first", r->path, nparts);
+
+    exr_storage_t storage;
+    rv = exr_get_storage(r->ctx, 0, &storage);
+    if (rv != EXR_ERR_SUCCESS) return exr_fail(r, rv, "storage type");
+    if (storage != EXR_STORAGE_SCANLINE && storage != EXR_STORAGE_TILED)
+        return ck__fail(r->err, CK_STATUS_EFORMAT, "%s: deep EXR data is not supported", r->path);
+
+    exr_attr_box2i_t dw;
+    rv = exr_get_data_window(r->ctx, 0, &dw);
+    if (rv != EXR_ERR_SUCCESS) return exr_fail(r, rv, "data window");
+    int64_t W = (int64_t)dw.max.x - dw.min.x + 1, H = (int64_t)dw.max.y - dw.min.y + 1;
+    if (W < 1 || H < 1 || W > CK_IMAGE_MAX_DIM || H > CK_IMAGE_MAX_DIM)
+        return ck__fail(r->err, CK_STATUS_EFORMAT, "%s: EXR data window %lldx%lld outside 1..%d", r->path,
+                        (long long)W, (long long)H, CK_IMAGE_MAX_DIM);
+    r->W = (int)W;
+    r->H = (int)H;
+
+    const exr_attr_chlist_t *cl = NULL;
+    rv                          = exr_get_channels(r->ctx, 0, &cl);
+    if (rv != EXR_ERR_SUCCESS || !cl) return exr_fail(r, rv, "channel list");
+    int mapped = map_channels(r, cl);
+    if (mapped < 0)
+        return ck__fail(r->err, CK_STATUS_EFORMAT,
+                        "%s: luminance/chroma EXR (Y, RY, BY channels) is not supported; save it as RGB", r->path);
+    if (mapped == 0) return describe_missing_channels(r, cl);
+    int all_half = 1;
+    for (int k = 0; k < r->nout; k++) {
+        const exr_attr_chlist_entry_t *e = &cl->entries[r->src[k]];
+        if (e->x_sampling != 1 || e->y_sampling != 1)
+            return ck__fail(r->err, CK_STATUS_EFORMAT,
+                            "%s: EXR channel %s is subsampled (%dx%d); luminance/chroma files are not supported",
+                            r->path, e->name.str, (int)e->x_sampling, (int)e->y_sampling);
+        if (e->pixel_type != EXR_PIXEL_HALF && e->pixel_type != EXR_PIXEL_FLOAT && e->pixel_type != EXR_PIXEL_UINT)
+            return ck__fail(r->err, CK_STATUS_EFORMAT, "%s: EXR channel %s has unknown pixel type %d", r->path,
+                            e->name.str, (int)e->pixel_type);
+        r->type[k] = (int)e->pixel_type;
+        if (e->pixel_type != EXR_PIXEL_HALF) all_half = 0;
+    }
+
+    ck_status st = ck__image_alloc(img, r->W, r->H, r->nout, r->path, r->err);
+    if (st != CK_OK) return st;
+    r->out = img->data;
+
+    exr_chunk_info_t ci;
+    if (storage == EXR_STORAGE_SCANLINE) {
+        int32_t lpc = 0;
+        rv          = exr_get_scanlines_per_chunk(r->ctx, 0, &lpc);
+        if (rv != EXR_ERR_SUCCESS || lpc < 1) return exr_fail(r, rv, "lines per chunk");
+        for (int64_t y = dw.min.y; y <= dw.max.y; y += lpc) {
+            r->mb.msg[0] = 0;
+            rv           = exr_read_scanline_chunk_info(r->ctx, 0, (int)y, &ci);
+            if (rv != EXR_ERR_SUCCESS) return exr_fail(r, rv, "scanline block");
+            st = decode_chunk(r, &ci, (int64_t)ci.start_x - dw.min.x, (int64_t)ci.start_y - dw.min.y);
+            if (st != CK_OK) return st;
+        }
+    } else {
+        /* level (0, 0) is the full-resolution image of mip/rip-mapped files too */
+        int32_t tw = 0, th = 0, lw = 0, lh = 0;
+        rv = exr_get_tile_sizes(r->ctx, 0, 0, 0, &tw, &th);
+        if (rv == EXR_ERR_SUCCESS) rv = exr_get_level_sizes(r->ctx, 0, 0, 0, &lw, &lh);
+        if (rv != EXR_ERR_SUCCESS) return exr_fail(r, rv, "tile description");
+        if (tw < 1 || th < 1 || lw != r->W || lh != r->H)
+            return ck__fail(r->err, CK_STATUS_EFORMAT, "%s: EXR tile description inconsistent (tile %dx%d, level %dx%d)",
+                            r->path, (int)tw, (int)th, (int)lw, (int)lh);
+        int ntx = (r->W + tw - 1) / tw, nty = (r->H + th - 1) / th;
+        for (int ty = 0; ty < nty; ty++) {
+            for (int tx = 0; tx < ntx; tx++) {
+                r->mb.msg[0] = 0;
+                rv           = exr_read_tile_chunk_info(r->ctx, 0, tx, ty, 0, 0, &ci);
+                if (rv != EXR_ERR_SUCCESS) return exr_fail(r, rv, "tile");
+                st = decode_chunk(r, &ci, (int64_t)tx * tw, (int64_t)ty * th);
+                if (st != CK_OK) return st;
+            }
+        }
+    }
+    *bit_depth = all_half ? 16 : 32;
+    return CK_OK;
+}
+
+ck_status ck__exr_read(const char *path, ck_image *img, int *bit_depth, ck_err *err) {
+    exr_reader *r = calloc(1, sizeof *r);
+    if (!r) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    r->path      = path;
+    r->err       = err;
+    ck_status st = exr_decode(r, img, bit_depth);
+    if (r->dec_init) exr_decoding_destroy(r->ctx, &r->dec);
+    if (r->ctx) exr_finish(&r->ctx);
+    free(r->scratch);
+    free(r);
+    return st; /* ck_image_read releases img on failure */
+}
+
+/* ---- write ---- */
+
+typedef struct exr_writer {
+    const ck__image_job  *job;
+    ck_err               *err;
+    exr_msgbuf            mb;
+    exr_context_t         ctx;
+    exr_encode_pipeline_t enc;
+    int                   enc_init;
+    uint16_t             *planes; /* one chunk, planar half: C planes of lines_per_chunk * W */
+} exr_writer;
+
+static ck_status exr_wfail(exr_writer *w, exr_result_t rv, const char *what) {
+    return ck__fail(w->err, CK_STATUS_EIO, "%s: cannot write EXR (%s): %s", w->job->path, what,
+                    exr_reason(&w->mb, rv));
+}
+
+static ck_status exr_encode(exr_writer *w, const char *tmp_path) {
+    static const char *const names[5][4] = {
+        {NULL}, {"Y"}, {"Y", "A"}, {"R", "G", "B"}, {"R", "G", "B", "A"}};
+    static const exr_compression_t comps[3] = {EXR_COMPRESSION_PXR24, EXR_COMPRESSION_ZIP, EXR_COMPRESSION_NONE};
+    const ck_image *img = w->job->img;
+    const int       C = img->channels, W = img->width, H = img->height;
+
+    exr_context_initializer_t init = make_init(&w->mb);
+    exr_result_t              rv   = exr_start_write(&w->ctx, tmp_path, EXR_WRITE_FILE_DIRECTLY, &init);
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "create file");
+    int part = 0;
+    rv       = exr_add_part(w->ctx, NULL, EXR_STORAGE_SCANLINE, &part);
+    if (rv == EXR_ERR_SUCCESS) rv = exr_initialize_required_attr_simple(w->ctx, part, W, H, comps[w->job->comp]);
+    for (int k = 0; k < C && rv == EXR_ERR_SUCCESS; k++)
+        rv = exr_add_channel(w->ctx, part, names[C][k], EXR_PIXEL_HALF, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1);
+    if (rv == EXR_ERR_SUCCESS) rv = exr_write_header(w->ctx);
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "header");
+
+    int32_t lpc = 0;
+    rv          = exr_get_scanlines_per_chunk(w->ctx, part, &lpc);
+    if (rv != EXR_ERR_SUCCESS || lpc < 1) return exr_wfail(w, rv, "lines per chunk");
+    size_t plane_vals = (size_t)lpc * (size_t)W; /* lpc <= 32 for the compressions we offer */
+    w->planes         = malloc(plane_vals * (size_t)C * sizeof(uint16_t));
+    if (!w->planes) return ck__fail(w->err, CK_STATUS_EOOM, "%s: out of memory", w->job->path);
+
+    for (int y0 = 0; y0 < H; y0 += lpc) {
+        exr_chunk_info_t ci;
+        rv = exr_write_scanline_chunk_info(w->ctx, part, y0, &ci);
+        if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "scanline block");
+        if (ci.height < 1 || ci.height > lpc || ci.start_y != y0 || ci.width != W)
+            return ck__fail(w->err, CK_STATUS_EIO, "%s: unexpected EXR chunk layout", w->job->path);
+        if (!w->enc_init) {
+            rv = exr_encoding_initialize(w->ctx, part, &ci, &w->enc);
+            if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "encoder setup");
+            w->enc_init = 1;
+        } else {
+            rv = exr_encoding_update(w->ctx, part, &ci, &w->enc);
+            if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "encoder update");
+        }
+        for (int k = 0; k < C; k++) {
+            uint16_t *plane = w->planes + (size_t)k * plane_vals;
+            for (int y = 0; y < ci.height; y++) {
+                const float *src = img->data + (size_t)(y0 + y) * (size_t)W * (size_t)C + (size_t)k;
+                uint16_t    *dst = plane + (size_t)y * (size_t)W;
+                for (int x = 0; x < W; x++) dst[x] = ck_f32_to_f16(src[(size_t)x * (size_t)C]);
+            }
+        }
+        /* the library lists channels sorted by name: hand each one its plane by name */
+        for (int c = 0; c < w->enc.channel_count; c++) {
+            exr_coding_channel_info_t *ch = &w->enc.channels[c];
+            int                        k  = -1;
+            for (int j = 0; j < C; j++)
+                if (ch->channel_name && !strcmp(ch->channel_name, names[C][j])) k = j;
+            if (k < 0)
+                return ck__fail(w->err, CK_STATUS_EIO, "%s: EXR encoder lists an unknown channel", w->job->path);
+            ch->encode_from_ptr        = (const uint8_t *)(w->planes + (size_t)k * plane_vals);
+            ch->user_pixel_stride      = 2;
+            ch->user_line_stride       = W * 2;
+            ch->user_bytes_per_element = 2;
+            ch->user_data_type         = EXR_PIXEL_HALF;
+        }
+        if (y0 == 0) {
+            rv = exr_encoding_choose_default_routines(w->ctx, part, &w->enc);
+            if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "encoder routines");
+        }
+        rv = exr_encoding_run(w->ctx, part, &w->enc);
+        if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "pixel data");
+    }
+    rv = exr_encoding_destroy(w->ctx, &w->enc);
+    w->enc_init = 0;
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "encoder teardown");
+    /* exr_finish writes the chunk offset table: its failure means an unusable file */
+    rv = exr_finish(&w->ctx);
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "offset table");
+    return CK_OK;
+}
+
+ck_status ck__exr_write(const char *tmp_path, const void *ctx, ck_err *err) {
+    const ck__image_job *job = ctx;
+    CK_ASSERT(job && job->img && job->img->channels >= 1 && job->img->channels <= 4);
+    CK_ASSERT(job->comp == CK_EXR_PXR24 || job->comp == CK_EXR_ZIP || job->comp == CK_EXR_NONE);
+    exr_writer *w = calloc(1, sizeof *w);
+    if (!w) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", job->path);
+    w->job       = job;
+    w->err       = err;
+    ck_status st = exr_encode(w, tmp_path);
+    if (w->enc_init) exr_encoding_destroy(w->ctx, &w->enc);
+    if (w->ctx) exr_finish(&w->ctx); /* only reached on failure: the library drops the partial file */
+    free(w->planes);
+    free(w);
+    return st;
+}
