@@ -42,10 +42,10 @@ static int load_x(const char *dir, int S, float *x) {
 }
 
 /* Runs one fixture folder; returns the output (S,S,4) in *out (malloc'd). */
-static void run_fixture(const char *dir, const char *ckpt_name, int S, int head_dim, float **out, int stages,
+static void run_fixture(const char *dir, const char *ckpt_path, int S, int head_dim, float **out, int stages,
                         double tol) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, ckpt_name);
+    snprintf(path, sizeof path, "%s", ckpt_path);
     ck_params p          = ck_params_default();
     p.size               = S;
     p.device             = CK_DEVICE_CPU;
@@ -62,7 +62,7 @@ static void run_fixture(const char *dir, const char *ckpt_name, int S, int head_
     CHECK(load_x(dir, S, ctx->host_x));
     CHECK(ck__ctx_forward(ctx) == CK_OK);
     const ck_model_out *o = &ctx->last;
-    printf("-- %s (%s)\n", dir, ckpt_name);
+    printf("-- %s (%s)\n", dir, ckpt_path);
     if (stages) {
         const char *fn[4] = {"f1", "f2", "f3", "f4"};
         for (int i = 0; i < 4; i++) cmp_nchw(dir, fn[i], &o->f[i], 0, 2e-5, 1.0);
@@ -82,22 +82,25 @@ static void run_fixture(const char *dir, const char *ckpt_name, int S, int head_
 }
 
 int main(void) {
-    char d128[1024], d64[1024];
+    char d128[1024], d64[1024], st[1024], pth[1024], p16[1024];
     test_path(d128, sizeof d128, "CK_FIXTURES", "tiny/s128");
     test_path(d64, sizeof d64, "CK_FIXTURES", "tiny/s64");
+    test_path(st, sizeof st, "CK_FIXTURES", "tiny/s128/model.safetensors");
+    test_path(pth, sizeof pth, "CK_FIXTURES", "tiny/s128/model.pth");
+    test_path(p16, sizeof p16, "CK_FIXTURES", "tiny/s128/model_fp16_wrapped.pth");
     float *a = NULL, *b = NULL, *c = NULL;
-    run_fixture(d128, "model.safetensors", 128, 0, &a, 1, 1e-5);
-    run_fixture(d128, "model.pth", 128, 8, &b, 1, 1e-5);
+    run_fixture(d128, st, 128, 0, &a, 1, 1e-5);
+    run_fixture(d128, pth, 128, 8, &b, 1, 1e-5);
     if (a && b) {
         /* same weights in both formats: bit-identical results */
         CHECK_MSG(memcmp(a, b, sizeof(float) * 128 * 128 * 4) == 0, ".pth and .safetensors outputs differ");
     }
     /* fp16 storages: loads and stays within fp16 weight rounding of the fp32 result */
-    run_fixture(d128, "model_fp16_wrapped.pth", 128, 8, &c, 0, 5e-3);
+    run_fixture(d128, p16, 128, 8, &c, 0, 5e-3);
     free(a), free(b), free(c);
     a = NULL;
-    /* pos_embed bicubic resize 32 -> 16 grid */
-    run_fixture(d64, "model.safetensors", 64, 0, &a, 1, 1e-5);
+    /* same checkpoint at S = 64: pos_embed bicubic resize 32 -> 16 grid */
+    run_fixture(d64, st, 64, 0, &a, 1, 1e-5);
     free(a);
     return test_summary();
 }
