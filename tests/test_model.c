@@ -102,5 +102,27 @@ int main(void) {
     /* same checkpoint at S = 64: pos_embed bicubic resize 32 -> 16 grid */
     run_fixture(d64, st, 64, 0, &a, 1, 1e-5);
     free(a);
+
+    /* Optional full-size comparison (not committed: ~400 MB), written by
+     * `tools/reference/make_fixtures.py --config base_plus --size S --out DIR`; run with CK_FULL_FIXTURE=DIR.
+     * Acceptance there: alpha and fg within 1e-4 of PyTorch fp32. */
+    const char *full = getenv("CK_FULL_FIXTURE");
+    if (full && *full) {
+        char   ck[1024], xp[1024];
+        ck_npy xn;
+        ck_err e = {{0}};
+        snprintf(ck, sizeof ck, "%s/model.pth", full);
+        snprintf(xp, sizeof xp, "%s/x.npy", full);
+        if (ck_npy_read(xp, &xn, &e) == CK_OK) {
+            const int S = (int)xn.shape[2];
+            ck_npy_free(&xn);
+            run_fixture(full, ck, S, 0, &a, 1, 1e-4);
+            free(a);
+        } else {
+            CHECK_MSG(0, "CK_FULL_FIXTURE=%s has no x.npy", full);
+        }
+    } else {
+        printf("full Hiera-B+ comparison skipped (set CK_FULL_FIXTURE=DIR to run it)\n");
+    }
     return test_summary();
 }
