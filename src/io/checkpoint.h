@@ -45,20 +45,47 @@ typedef struct ck_checkpoint {
     const uint8_t  *map;      /* read-only mapping of the whole file */
     size_t          map_size;
     char            path[512];
+    int             owns_map; /* 1: mmap'd by ck_checkpoint_open, unmapped by close */
 } ck_checkpoint;
 
-/* Detects the format from the file's magic bytes (zip local header → .pth, else safetensors). */
+/* Detects the format from the file's magic bytes (zip local header → .pth, else safetensors).
+ * On failure *ck is left zeroed (closing it is harmless) and err names the file and the problem.
+ *
+ * Guarantees on success: names are unique after prefix stripping; ndim <= 8; nbytes equals
+ * numel * element size; every [data, data + nbytes) lies inside the mapping; data is aligned to the
+ * element size relative to the start of the file (files that break this are rejected, so the
+ * pointers can be read as float / uint16_t / int64_t arrays when the mapping is page-aligned).
+ * .pth: the top level is the tensor dict itself or a dict whose "state_dict" entry is (other entries
+ * are ignored); tensors must be contiguous; order is the dict's. .safetensors: order is the header's;
+ * "__metadata__" pairs with a key over 63 or a value over 255 bytes are skipped with a warning.
+ * The file must not be modified while open (it is mapped, not copied). */
 ck_status             ck_checkpoint_open(ck_checkpoint *ck, const char *path, ck_err *err);
 /* Same, from a caller-owned memory buffer (not copied; must outlive ck). Used by fuzz tests. */
 ck_status             ck_checkpoint_open_memory(ck_checkpoint *ck, const void *data, size_t size,
                                                 const char *label, ck_err *err);
+/* Exact-name lookup (a leading "_orig_mod." in `name` is ignored as well); NULL if absent. */
 const ck_ckpt_tensor *ck_checkpoint_find(const ck_checkpoint *ck, const char *name);
+/* Value of a safetensors "__metadata__" key; NULL if absent (always NULL for .pth). */
 const char           *ck_checkpoint_meta(const ck_checkpoint *ck, const char *key);
 void                  ck_checkpoint_close(ck_checkpoint *ck);
 
-/* Writes a .safetensors file (tensors in the given order, 8-byte aligned data, optional metadata),
- * through a temporary file renamed into place. */
+/* Writes a .safetensors file (header entries in the given order, optional metadata), through a
+ * temporary file renamed into place. The data section starts 8-byte aligned and tensors are laid out
+ * by decreasing element size (stable), so every tensor is aligned to its element size with no gaps
+ * (the safetensors library rejects gaps). Returns CK_STATUS_EINVAL for an entry whose nbytes
+ * does not match its shape and dtype, a duplicate or empty name, or an unsupported dtype. */
 ck_status ck_safetensors_write(const char *path, const ck_ckpt_tensor *tensors, int n,
                                const ck_ckpt_meta *meta, int n_meta, ck_err *err);
+
+/* ---- internal to src/io: shared by the .pth and .safetensors readers ---- */
+
+ck_status ck__pth_load(ck_checkpoint *ck, const char *label, ck_err *err);
+ck_status ck__safetensors_load(ck_checkpoint *ck, const char *label, ck_err *err);
+/* Bytes of a tensor of this shape and dtype; 0 on overflow or a negative dimension, else 1. */
+int       ck__ckpt_nbytes(ck_dtype dt, int ndim, const int64_t *shape, size_t *nbytes);
+/* Appends one tensor (name stripped of "_orig_mod.") whose data is map[offset, offset + nbytes),
+ * after checking the range, the element alignment and the name. *cap tracks ck->tensors' capacity. */
+ck_status ck__ckpt_add(ck_checkpoint *ck, int *cap, const char *name, size_t name_len, ck_dtype dt, int ndim,
+                       const int64_t *shape, size_t offset, size_t nbytes, const char *label, ck_err *err);
 
 #endif

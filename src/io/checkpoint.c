@@ -1,0 +1,198 @@
+/* Checkpoint front end: maps the file read-only, sniffs the format and hands the bytes to the .pth or
+ * .safetensors reader; holds the shared tensor-index helpers and the lookups.
+ *
+ * Rules kept here: the mapping is never written and tensor data is never copied; a failed open leaves
+ * the struct zeroed; names are unique after "_orig_mod." stripping (torch.compile's wrapper prefix,
+ * model_spec.md §6.1), so a lookup can never be ambiguous.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "io/checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ORIG_MOD "_orig_mod."
+#define MAX_TENSORS (1 << 18) /* ~75 MB of index; real checkpoints hold hundreds to a few thousand */
+
+int ck__ckpt_nbytes(ck_dtype dt, int ndim, const int64_t *shape, size_t *nbytes) {
+    size_t n = ck_dtype_size(dt);
+    if (!n || ndim < 0 || ndim > 8) return 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0 || (uint64_t)shape[d] > (uint64_t)(SIZE_MAX)) return 0;
+        if (!ck_mul_size(n, (size_t)shape[d], &n)) return 0;
+    }
+    /* keep byte counts representable as int64 too, so no caller overflows converting back */
+    if (n > (size_t)INT64_MAX) return 0;
+    *nbytes = n;
+    return 1;
+}
+
+ck_status ck__ckpt_add(ck_checkpoint *ck, int *cap, const char *name, size_t name_len, ck_dtype dt, int ndim,
+                       const int64_t *shape, size_t offset, size_t nbytes, const char *label, ck_err *err) {
+    int shown = name_len > 120 ? 120 : (int)name_len;
+    if (name_len >= sizeof ORIG_MOD - 1 && memcmp(name, ORIG_MOD, sizeof ORIG_MOD - 1) == 0) {
+        name += sizeof ORIG_MOD - 1;
+        name_len -= sizeof ORIG_MOD - 1;
+    }
+    if (name_len == 0) return ck__fail(err, CK_STATUS_EFORMAT, "%s: tensor with an empty name", label);
+    if (name_len >= CK_CKPT_NAME_MAX)
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: tensor name '%.*s...' longer than %d bytes", label, shown, name,
+                        CK_CKPT_NAME_MAX - 1);
+    if (memchr(name, '\0', name_len))
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: tensor name '%.*s' contains a NUL byte", label, shown, name);
+    if (ndim < 0 || ndim > 8)
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: tensor '%.*s' has %d dims (at most 8)", label, shown, name, ndim);
+    size_t esize = ck_dtype_size(dt), expect;
+    if (!ck__ckpt_nbytes(dt, ndim, shape, &expect) || expect != nbytes)
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: tensor '%.*s' holds %zu bytes, which does not match its shape",
+                        label, shown, name, nbytes);
+    if (offset > ck->map_size || nbytes > ck->map_size - offset)
+        return ck__fail(err, CK_STATUS_EFORMAT,
+                        "%s: truncated: tensor '%.*s' data [%zu, %zu) extends past end of file (%zu bytes)", label,
+                        shown, name, offset, offset + nbytes, ck->map_size);
+    if (offset % esize)
+        return ck__fail(err, CK_STATUS_EFORMAT,
+                        "%s: tensor '%.*s' data at file offset %zu is not aligned to its %zu-byte elements", label,
+                        shown, name, offset, esize);
+    if (ck->n_tensors == *cap) {
+        if (*cap >= MAX_TENSORS) return ck__fail(err, CK_STATUS_EFORMAT, "%s: more than %d tensors", label, MAX_TENSORS);
+        int             ncap = *cap ? *cap * 2 : 64;
+        ck_ckpt_tensor *t    = realloc(ck->tensors, (size_t)ncap * sizeof *t);
+        if (!t) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory indexing tensors", label);
+        ck->tensors = t;
+        *cap        = ncap;
+    }
+    ck_ckpt_tensor *t = &ck->tensors[ck->n_tensors++];
+    memset(t, 0, sizeof *t);
+    memcpy(t->name, name, name_len);
+    t->dtype = dt;
+    t->ndim  = ndim;
+    for (int d = 0; d < ndim; d++) t->shape[d] = shape[d];
+    t->data   = ck->map + offset;
+    t->nbytes = nbytes;
+    return CK_OK;
+}
+
+static int cmp_tensor_name(const void *a, const void *b) {
+    return strcmp((*(const ck_ckpt_tensor *const *)a)->name, (*(const ck_ckpt_tensor *const *)b)->name);
+}
+
+static ck_status check_unique(const ck_checkpoint *ck, const char *label, ck_err *err) {
+    if (ck->n_tensors < 2) return CK_OK;
+    const ck_ckpt_tensor **v = malloc((size_t)ck->n_tensors * sizeof *v);
+    if (!v) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", label);
+    for (int i = 0; i < ck->n_tensors; i++) v[i] = &ck->tensors[i];
+    qsort(v, (size_t)ck->n_tensors, sizeof *v, cmp_tensor_name);
+    ck_status st = CK_OK;
+    for (int i = 1; i < ck->n_tensors && st == CK_OK; i++)
+        if (strcmp(v[i - 1]->name, v[i]->name) == 0)
+            st = ck__fail(err, CK_STATUS_EFORMAT, "%s: duplicate tensor name '%s' (after stripping '" ORIG_MOD "')",
+                          label, v[i]->name);
+    free(v);
+    return st;
+}
+
+static ck_status parse(ck_checkpoint *ck, const char *label, ck_err *err) {
+    const uint8_t *m = ck->map;
+    size_t         n = ck->map_size;
+    ck_status      st;
+    if (n == 0) return ck__fail(err, CK_STATUS_EFORMAT, "%s: empty file", label);
+    if (n >= 4 && m[0] == 'P' && m[1] == 'K' && m[2] == 3 && m[3] == 4) {
+        ck->format = CK_CKPT_PTH;
+        st         = ck__pth_load(ck, label, err);
+    } else if (n >= 4 && m[0] == 0x80 && m[1] == 0x02 && m[2] == 0x8a && m[3] == 0x0a) {
+        /* protocol-2 pickle of torch's legacy magic number (a 10-byte LONG1) */
+        return ck__fail(err, CK_STATUS_EFORMAT,
+                        "%s: legacy (pre-1.6, non-zip) torch.save format is not supported; re-save it with "
+                        "torch.save(torch.load(f), f2) from a current PyTorch",
+                        label);
+    } else if (n >= 4 && m[0] == 'P' && m[1] == 'K') {
+        return ck__fail(err, CK_STATUS_EFORMAT,
+                        "%s: zip archive does not start with a local file header (empty or split archive?)", label);
+    } else {
+        ck->format = CK_CKPT_SAFETENSORS;
+        st         = ck__safetensors_load(ck, label, err);
+    }
+    if (st == CK_OK) st = check_unique(ck, label, err);
+    return st;
+}
+
+static void release(ck_checkpoint *ck) {
+    free(ck->tensors);
+    free(ck->meta);
+    if (ck->owns_map && ck->map) munmap((void *)ck->map, ck->map_size);
+    memset(ck, 0, sizeof *ck);
+}
+
+ck_status ck_checkpoint_open(ck_checkpoint *ck, const char *path, ck_err *err) {
+    memset(ck, 0, sizeof *ck);
+    if (!path) return ck__fail(err, CK_STATUS_EINVAL, "checkpoint path is NULL");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ck__fail(err, CK_STATUS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return ck__fail(err, CK_STATUS_EIO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return ck__fail(err, CK_STATUS_EIO, "%s: not a regular file", path);
+    }
+    if (sb.st_size == 0) {
+        close(fd);
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: empty file", path);
+    }
+    if ((uint64_t)sb.st_size > (uint64_t)SIZE_MAX) {
+        close(fd);
+        return ck__fail(err, CK_STATUS_EIO, "%s: file too large to map", path);
+    }
+    void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int   e   = errno;
+    close(fd); /* the mapping keeps the file referenced */
+    if (map == MAP_FAILED) return ck__fail(err, CK_STATUS_EIO, "%s: cannot map: %s", path, strerror(e));
+    ck->map      = map;
+    ck->map_size = (size_t)sb.st_size;
+    ck->owns_map = 1;
+    snprintf(ck->path, sizeof ck->path, "%s", path);
+    ck_status st = parse(ck, path, err);
+    if (st != CK_OK) release(ck);
+    return st;
+}
+
+ck_status ck_checkpoint_open_memory(ck_checkpoint *ck, const void *data, size_t size, const char *label,
+                                    ck_err *err) {
+    memset(ck, 0, sizeof *ck);
+    if (!label) label = "<memory>";
+    if (!data && size) return ck__fail(err, CK_STATUS_EINVAL, "%s: NULL buffer", label);
+    ck->map      = data;
+    ck->map_size = data ? size : 0;
+    snprintf(ck->path, sizeof ck->path, "%s", label);
+    ck_status st = parse(ck, label, err);
+    if (st != CK_OK) release(ck);
+    return st;
+}
+
+const ck_ckpt_tensor *ck_checkpoint_find(const ck_checkpoint *ck, const char *name) {
+    if (!ck || !name) return NULL;
+    if (strncmp(name, ORIG_MOD, sizeof ORIG_MOD - 1) == 0) name += sizeof ORIG_MOD - 1;
+    for (int i = 0; i < ck->n_tensors; i++)
+        if (strcmp(ck->tensors[i].name, name) == 0) return &ck->tensors[i];
+    return NULL;
+}
+
+const char *ck_checkpoint_meta(const ck_checkpoint *ck, const char *key) {
+    if (!ck || !key) return NULL;
+    for (int i = 0; i < ck->n_meta; i++)
+        if (strcmp(ck->meta[i].key, key) == 0) return ck->meta[i].value;
+    return NULL;
+}
+
+void ck_checkpoint_close(ck_checkpoint *ck) {
+    if (ck) release(ck);
+}
