@@ -2,6 +2,20 @@
  *
  * All images are interleaved float32 NHWC (one frame: H, W, C). Functions are multi-threaded with
  * OpenMP over rows and allocate nothing per call unless stated (scratch is passed in or documented).
+ *
+ * Usage (one frame, S = model size):
+ *
+ *     float *scratch = malloc(sizeof(float) * ck_preprocess_scratch_floats(w, h, hint_w, hint_h, S));
+ *     ck_preprocess(x, rgb, w, h, hint, hint_w, hint_h, S, input_is_linear, scratch);   // x: (S,S,4)
+ *     ... network: alpha (S,S,1), fg (S,S,3) ...
+ *     ck_resize_lanczos4(alpha_f, w, h, alpha, S, S, 1);                                // CPU path
+ *     ck_resize_lanczos4(fg_f, w, h, fg, S, S, 3);
+ *     ck_postprocess(processed, comp, alpha_f, fg_f, w, h, &pp);
+ *
+ * Every resize is separable: a horizontal pass over all source rows into a (src_h, dst_w, C)
+ * intermediate, then a vertical pass, each with per-axis tap tables built once per call. The tap
+ * weights and the order of the multiply-adds follow the reference binaries the fixtures come from
+ * (torch 2.15 CPU, OpenCV 5.0), so results are bit-identical to them on the tested shapes.
  */
 #ifndef CK_FRAME_OPS_H
 #define CK_FRAME_OPS_H
@@ -10,19 +24,46 @@
 
 /* ---- resampling (resample.c) ---- */
 
-/* torchvision resize(BILINEAR, antialias=True), align_corners=False; PIL-style triangle filter when
- * downscaling, plain bilinear when upscaling. Separable, computed in float. */
+/* The four functions below allocate their workspace per call (tap tables and the intermediate);
+ * ck_resize_ws is the same computation in caller-provided memory. */
+
+/* torchvision resize(BILINEAR, antialias=True) = F.interpolate(bilinear, antialias=True,
+ * align_corners=False): PIL-style triangle filter whose support grows with the ratio when downscaling,
+ * plain bilinear when upscaling; PyTorch's float weights. An axis whose size is unchanged is skipped,
+ * as PyTorch does. (torch 2.15's CPU kernel returns wrong rows for 1-pixel-wide images; this does not
+ * copy that.) */
 void ck_resize_bilinear_aa(float *dst, int dst_w, int dst_h, const float *src, int src_w, int src_h, int ch);
 
-/* OpenCV resize(INTER_LANCZOS4): 8 taps, replicate border, no antialias. */
+/* OpenCV resize(INTER_LANCZOS4): 8 taps from OpenCV's interpolateLanczos4, replicate border, no
+ * antialias, float intermediate. */
 void ck_resize_lanczos4(float *dst, int dst_w, int dst_h, const float *src, int src_w, int src_h, int ch);
 
-/* OpenCV resize(INTER_LINEAR) on float (used when a hint's size differs from its image). */
+/* OpenCV resize(INTER_LINEAR) on float (used when a hint's size differs from its image), as cv2 5.0
+ * computes it for sources of at least 2×2 (its IPP path: the fraction taken in double and rounded to
+ * float, a + t·(b − a) with one rounding, edge samples repeated). For a 1-pixel-wide or -high source
+ * cv2 takes its generic path instead, ~1e-6 away. */
 void ck_resize_linear_cv(float *dst, int dst_w, int dst_h, const float *src, int src_w, int src_h, int ch);
 
 /* PyTorch F.interpolate(mode="bicubic", align_corners=False), A = -0.75, clamped taps, no antialias.
  * Used for pos_embed: src is a (src_h, src_w, ch) grid of embeddings. */
 void ck_resize_bicubic_torch(float *dst, int dst_w, int dst_h, const float *src, int src_w, int src_h, int ch);
+
+typedef enum ck_resize_mode {
+    CK_RESIZE_BILINEAR_AA    = 0, /* ck_resize_bilinear_aa */
+    CK_RESIZE_LANCZOS4       = 1, /* ck_resize_lanczos4 */
+    CK_RESIZE_LINEAR_CV      = 2, /* ck_resize_linear_cv */
+    CK_RESIZE_BICUBIC_TORCH  = 3  /* ck_resize_bicubic_torch */
+} ck_resize_mode;
+
+/* Floats of workspace ck_resize_ws needs: two tap tables plus one (src_h, dst_w, ch) intermediate.
+ * Tap indices are stored as int32 in it, so pass malloc'd memory, not a declared float array. */
+size_t ck_resize_ws_floats(ck_resize_mode mode, int dst_w, int dst_h, int src_w, int src_h, int ch);
+
+/* Resize src (src_h, src_w, ch) into dst, whose pixels are dst_stride floats apart (dst_stride >= ch),
+ * so that a resize can fill some channels of a wider interleaved image (then ch <= 1024); dst_stride = ch
+ * is the plain (dst_h, dst_w, ch) layout. src and dst must not overlap. */
+void ck_resize_ws(ck_resize_mode mode, float *dst, int dst_stride, int dst_w, int dst_h, const float *src,
+                  int src_w, int src_h, int ch, float *ws);
 
 /* ---- colour (color.c) ---- */
 float ck_linear_to_srgb(float x); /* max(x,0); 12.92x below 0.0031308, else 1.055 x^(1/2.4) - 0.055 */
@@ -34,7 +75,7 @@ float ck_srgb_to_linear(float x); /* max(x,0); x/12.92 below 0.04045, else ((x+0
  * after the resize when input_is_linear, ImageNet-normalized; channel 3 = hint resized the same way,
  * unnormalized. rgb has 3 channels; hint 1 channel (any size; resized to the image size first with
  * ck_resize_linear_cv when it differs, as CorridorKey). `scratch` must hold
- * ck_preprocess_scratch_floats(...) floats. */
+ * ck_preprocess_scratch_floats(...) floats of malloc'd memory (see ck_resize_ws_floats). */
 size_t ck_preprocess_scratch_floats(int img_w, int img_h, int hint_w, int hint_h, int S);
 void   ck_preprocess(float *x_out, const float *rgb, int img_w, int img_h, const float *hint, int hint_w,
                      int hint_h, int S, int input_is_linear, float *scratch);
@@ -50,7 +91,8 @@ typedef struct ck_post_params {
 
 /* Despeckle (clean_matte_opencv): 8-connected components of (alpha > 0.5) with area >= min_area,
  * 51×51 elliptical dilation, 11×11 Gaussian blur (σ 2, reflect-101, 8-bit as OpenCV), then
- * out = alpha * blurred/255. out may alias alpha. Allocates its own scratch (w*h*8 bytes). */
+ * out = alpha * blurred/255. out may alias alpha. Allocates its own scratch: 4 bytes per pixel plus
+ * 16 bytes per horizontal run of the binary mask. Returns CK_STATUS_EOOM when that fails. */
 ck_status ck_despeckle(float *out, const float *alpha, int w, int h, int min_area);
 
 /* Despill "average" on sRGB fg (n pixels × 3), in place. */
@@ -58,7 +100,8 @@ void ck_despill(float *fg, size_t n_pixels, float strength);
 
 /* From alpha (h,w,1) and fg (h,w,3) at the frame size (already resized back), produce
  * processed (h,w,4: linear premultiplied, despilled, despeckled) and comp (h,w,3 sRGB over the
- * 128-px checkerboard 0.15/0.55), as CorridorKey's _postprocess_opencv steps 2-6. comp may be NULL. */
+ * 128-px checkerboard 0.15/0.55), as CorridorKey's _postprocess_opencv steps 2-6. comp may be NULL
+ * (then no comp is made, whatever pp->comp says). alpha and fg are not modified. */
 ck_status ck_postprocess(float *processed, float *comp, const float *alpha, const float *fg, int w, int h,
                          const ck_post_params *pp);
 
