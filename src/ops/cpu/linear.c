@@ -1,5 +1,5 @@
-/* Linear layers on the CPU: one SGEMM (OpenBLAS, all cores) plus a fused bias/activation/residual
- * epilogue. ref: torch.nn.functional.linear (y = x·Wᵀ + b). */
+/* Linear layers on the CPU: SGEMM (OpenBLAS) over row blocks, one per OpenMP thread, plus a fused
+ * bias/activation/residual epilogue. ref: torch.nn.functional.linear (y = x·Wᵀ + b). */
 #include "ops/cpu/ops_cpu.h"
 
 #include <cblas.h>
@@ -12,9 +12,7 @@ void ck_cpu_blas_serial_begin(void) {
 #endif
 }
 void ck_cpu_blas_serial_end(void) {
-#if CK_HAVE_OPENBLAS
-    openblas_set_num_threads(omp_get_max_threads());
-#endif
+    /* BLAS stays single-threaded: every caller parallelizes over its own blocks with OpenMP. */
 }
 
 void ck_linear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
@@ -37,8 +35,18 @@ void ck_linear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const
         R    = NULL;
     }
     CK_ASSERT(R == NULL || R != Y);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, X, (int)K, W, (int)K, beta, Y,
-                (int)N);
+    /* Rows are split across the OpenMP threads, each running a single-threaded SGEMM on its block:
+     * one thread pool for the whole engine, so BLAS workers never spin against OpenMP workers. */
+    ck_cpu_blas_serial_begin();
+#pragma omp parallel
+    {
+        const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const int64_t chunk = (M + nt - 1) / nt, m0 = t * chunk, m1 = m0 + chunk < M ? m0 + chunk : M;
+        if (m1 > m0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(m1 - m0), (int)N, (int)K, 1.0f, X + m0 * K,
+                        (int)K, W, (int)K, beta, Y + m0 * N, (int)N);
+    }
+    ck_cpu_blas_serial_end();
     if (!B && act == CK_ACT_NONE && !R) return;
 #pragma omp parallel for schedule(static)
     for (int64_t m = 0; m < M; m++) {

@@ -35,7 +35,7 @@ void ck_layernorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, co
     }
 }
 
-#define CK_GN_CHUNK 64 /* pixels per partial sum */
+#define CK_GN_CHUNK 256 /* pixels per partial sum */
 
 void ck_groupnorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
                       const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
@@ -52,40 +52,40 @@ void ck_groupnorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, co
 
     float *mean = malloc(sizeof(float) * (size_t)(B * groups));
     float *rstd = malloc(sizeof(float) * (size_t)(B * groups));
-    CK_ASSERT(mean && rstd);
+    float *sc   = malloc(sizeof(float) * (size_t)(B * C)); /* per-channel scale and shift */
+    float *sh   = malloc(sizeof(float) * (size_t)(B * C));
+    CK_ASSERT(mean && rstd && sc && sh);
     if (stats_frozen) {
         CK_ASSERT(S);
         for (int64_t i = 0; i < B * groups; i++) mean[i] = S[2 * i], rstd[i] = S[2 * i + 1];
     } else {
+        /* per-channel partial sums over fixed chunks, combined in chunk order */
         const int64_t nchunk = (P + CK_GN_CHUNK - 1) / CK_GN_CHUNK;
-        double       *part   = malloc(sizeof(double) * 2 * (size_t)(nchunk * groups));
+        double       *part   = malloc(sizeof(double) * 2 * (size_t)(nchunk * C));
         CK_ASSERT(part);
         for (int64_t b = 0; b < B; b++) {
             const float *xb = X + b * P * C;
 #pragma omp parallel for schedule(static)
             for (int64_t ch = 0; ch < nchunk; ch++) {
-                double *pc = part + ch * groups * 2;
-                for (int g = 0; g < groups; g++) pc[2 * g] = pc[2 * g + 1] = 0.0;
+                double *s1 = part + ch * C * 2, *s2 = s1 + C;
+                for (int64_t c = 0; c < C; c++) s1[c] = s2[c] = 0.0;
                 const int64_t p1 = ch * CK_GN_CHUNK + CK_GN_CHUNK < P ? ch * CK_GN_CHUNK + CK_GN_CHUNK : P;
                 for (int64_t p = ch * CK_GN_CHUNK; p < p1; p++) {
                     const float *xp = xb + p * C;
-                    for (int g = 0; g < groups; g++) {
-                        double s = 0.0, s2 = 0.0;
-                        for (int64_t c = g * CG; c < (g + 1) * CG; c++) {
-                            s += xp[c];
-                            s2 += (double)xp[c] * xp[c];
-                        }
-                        pc[2 * g] += s;
-                        pc[2 * g + 1] += s2;
+                    for (int64_t c = 0; c < C; c++) {
+                        const double v = xp[c];
+                        s1[c] += v;
+                        s2[c] += v * v;
                     }
                 }
             }
             for (int g = 0; g < groups; g++) {
                 double s = 0.0, s2 = 0.0;
-                for (int64_t ch = 0; ch < nchunk; ch++) {
-                    s += part[(ch * groups + g) * 2];
-                    s2 += part[(ch * groups + g) * 2 + 1];
-                }
+                for (int64_t ch = 0; ch < nchunk; ch++)
+                    for (int64_t c = g * CG; c < (g + 1) * CG; c++) {
+                        s += part[ch * C * 2 + c];
+                        s2 += part[ch * C * 2 + C + c];
+                    }
                 const double n = (double)(P * CG);
                 const double m = s / n;
                 double       v = s2 / n - m * m; /* double sums keep this well conditioned at our scales */
@@ -98,22 +98,34 @@ void ck_groupnorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, co
         if (S)
             for (int64_t i = 0; i < B * groups; i++) S[2 * i] = mean[i], S[2 * i + 1] = rstd[i];
     }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const int64_t g = b * groups + c / CG;
+            sc[b * C + c]   = rstd[g] * Gm[c];
+            sh[b * C + c]   = Bt[c] - mean[g] * sc[b * C + c];
+        }
 
 #pragma omp parallel for schedule(static)
     for (int64_t bp = 0; bp < B * P; bp++) {
-        const int64_t b  = bp / P;
-        const float  *xp = X + bp * C;
-        float        *yp = Y + bp * C;
-        const float  *rp = R ? R + bp * C : NULL;
-        for (int64_t c = 0; c < C; c++) {
-            const int   g  = (int)(c / CG);
-            const float sc = rstd[b * groups + g] * Gm[c];
-            float       v  = xp[c] * sc + (Bt[c] - mean[b * groups + g] * sc);
-            if (rp) v += rp[c];
-            if (act == CK_ACT_RELU) v = v > 0.0f ? v : 0.0f;
-            yp[c] = v;
-        }
+        const int64_t b   = bp / P;
+        const float  *xp  = X + bp * C, *scb = sc + b * C, *shb = sh + b * C;
+        float        *yp  = Y + bp * C;
+        const float  *rp  = R ? R + bp * C : NULL;
+        if (rp && act == CK_ACT_RELU)
+            for (int64_t c = 0; c < C; c++) {
+                const float v = xp[c] * scb[c] + shb[c] + rp[c];
+                yp[c]         = v > 0.0f ? v : 0.0f;
+            }
+        else if (act == CK_ACT_RELU)
+            for (int64_t c = 0; c < C; c++) {
+                const float v = xp[c] * scb[c] + shb[c];
+                yp[c]         = v > 0.0f ? v : 0.0f;
+            }
+        else
+            for (int64_t c = 0; c < C; c++) yp[c] = xp[c] * scb[c] + shb[c] + (rp ? rp[c] : 0.0f);
     }
     free(mean);
     free(rstd);
+    free(sc);
+    free(sh);
 }
