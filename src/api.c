@@ -76,13 +76,14 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     if (!checkpoint_path)
         return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "no checkpoint given"));
 
-    ck_status st = ck_checkpoint_open(&ctx->ckpt, checkpoint_path, &ctx->err);
+    /* the device first: "no GPU" is reported before any checkpoint work */
+    ck_status st = CK_OK;
+    ctx->be      = make_backend(ctx, &st);
+    if (!ctx->be) return init_fail(ctx, st != CK_OK ? st : CK_STATUS_ENODEV);
+    st = ck_checkpoint_open(&ctx->ckpt, checkpoint_path, &ctx->err);
     if (st != CK_OK) return init_fail(ctx, st);
     st = ck_config_from_checkpoint(&ctx->cfg, &ctx->ckpt, p->size, p->head_dim, &ctx->err);
     if (st != CK_OK) return init_fail(ctx, st);
-    st         = CK_OK;
-    ctx->be    = make_backend(ctx, &st);
-    if (!ctx->be) return init_fail(ctx, st != CK_OK ? st : CK_STATUS_ENODEV);
     st = ck_weights_load(&ctx->w, &ctx->cfg, &ctx->ckpt, ctx->be, &ctx->err);
     if (st != CK_OK) return init_fail(ctx, st);
     st = plan(ctx);

@@ -1,0 +1,131 @@
+/* The ckey CLI end to end on the tiny fixture: the written passes (EXR half, PNG 8-bit) are read back
+ * and compared with CorridorKey's pipeline run in PyTorch/OpenCV (tools/reference/make_fixtures.py).
+ * Then bad inputs: each must exit non-zero with a message and leave no output file behind. */
+#include "harness.h"
+#include "io/image.h"
+#include "io/npy.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static char g_bin[1024], g_fx[1024], g_tmp[1024];
+
+static int run(const char *args) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s > %s/cli.log 2>&1", g_bin, args, g_tmp);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* Counts regular files under dir, recursively (hidden temporaries included). */
+static int count_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int            n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char        p[2048];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (stat(p, &st) != 0) continue;
+        n += S_ISDIR(st.st_mode) ? count_files(p) : 1;
+    }
+    closedir(d);
+    return n;
+}
+
+static void compare_pass(const char *out, const char *pass, const char *ext, const char *ref_name, int channels,
+                         double atol) {
+    char     path[2048], ref_path[2048];
+    ck_image img;
+    ck_npy   ref;
+    ck_err   err = {{0}};
+    snprintf(path, sizeof path, "%s/%s/frame_rgb.%s", out, pass, ext);
+    snprintf(ref_path, sizeof ref_path, "%s/%s.npy", g_fx, ref_name);
+    CHECK_MSG(ck_image_read(path, &img, NULL, &err) == CK_OK, "%s: %s", path, err.msg);
+    CHECK_MSG(ck_npy_read(ref_path, &ref, &err) == CK_OK, "%s", ref_path);
+    if (!img.data || !ref.data) return;
+    CHECK(img.channels == channels && img.width == 72 && img.height == 136);
+    size_t n = (size_t)img.width * img.height * (size_t)img.channels;
+    CHECK(n == ref.numel);
+    float *want = ref.data;
+    if (!strcmp(ext, "png")) /* the reference before 8-bit quantization: apply CorridorKey's truncation */
+        for (size_t i = 0; i < n; i++) {
+            float v = want[i] < 0 ? 0 : want[i] > 1 ? 1 : want[i];
+            want[i] = (float)(int)(v * 255.0f) / 255.0f;
+        }
+    if (n == ref.numel) check_close(pass, img.data, want, n, atol, 0.0);
+    ck_image_release(&img);
+    ck_npy_free(&ref);
+}
+
+int main(void) {
+    const char *bin = getenv("CK_BIN");
+    snprintf(g_bin, sizeof g_bin, "%s", bin ? bin : "./ckey");
+    test_path(g_fx, sizeof g_fx, "CK_FIXTURES", "tiny/s128");
+    test_path(g_tmp, sizeof g_tmp, "CK_TMP", "cli");
+    mkdir(g_tmp, 0777);
+    char args[4096], out[2048];
+
+    /* 1. the main job on the fixture frame, CorridorKey's settings used by the reference */
+    snprintf(out, sizeof out, "%s/ok", g_tmp);
+    snprintf(args, sizeof args,
+             "key --image %s/frame_rgb.png --hint %s/frame_hint.png --checkpoint %s/model.safetensors --size 128 "
+             "--despill 0.5 --despeckle-size 20 --device cpu --out %s",
+             g_fx, g_fx, g_fx, out);
+    int rc = run(args);
+    CHECK_MSG(rc == 0, "ckey key exited %d (see %s/cli.log)", rc, g_tmp);
+    /* half-float storage: |v| < 1 rounds within 2^-12; plus the engine's 1e-5 */
+    compare_pass(out, "Matte", "exr", "post_alpha", 1, 6e-4);
+    compare_pass(out, "FG", "exr", "post_fg", 3, 6e-4);
+    compare_pass(out, "Processed", "exr", "processed", 4, 6e-4);
+    compare_pass(out, "Comp", "png", "comp", 3, 1.0 / 255 + 1e-6);
+    CHECK(count_files(out) == 4);
+
+    /* 2. bad inputs: non-zero exit, nothing written */
+    struct {
+        const char *what, *fmt;
+        int         want_rc;
+    } bad[] = {
+        {"missing image", "key --image %s/nope.png --hint %s/frame_hint.png --checkpoint %s/model.safetensors --size 128 --out %s", 1},
+        {"unreadable image", "key --image %s/model.safetensors --hint %s/frame_hint.png --checkpoint %s/model.safetensors --size 128 --out %s", 1},
+        {"size not multiple of 32", "key --image %s/frame_rgb.png --hint %s/frame_hint.png --checkpoint %s/model.safetensors --size 100 --out %s", 2},
+        {"corrupt checkpoint", "key --image %s/frame_rgb.png --hint %s/frame_hint.png --checkpoint %s/frame_rgb.npy --size 128 --out %s", 1},
+        {"missing hint", "key --image %s/frame_rgb.png --hint %s/none.png --checkpoint %s/model.safetensors --size 128 --out %s", 1},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(out, sizeof out, "%s/bad%zu", g_tmp, i);
+        snprintf(args, sizeof args, bad[i].fmt, g_fx, g_fx, g_fx, out);
+        rc = run(args);
+        CHECK_MSG(rc == bad[i].want_rc, "%s: exit %d, expected %d", bad[i].what, rc, bad[i].want_rc);
+        CHECK_MSG(count_files(out) == 0, "%s: files left in %s", bad[i].what, out);
+        printf("OK     bad input: %-26s exit %d, no output\n", bad[i].what, rc);
+    }
+    /* a truncated checkpoint: the first 1000 bytes of the real one */
+    char trunc[2048], src[2048];
+    snprintf(trunc, sizeof trunc, "%s/truncated.pth", g_tmp);
+    snprintf(src, sizeof src, "%s/model.pth", g_fx);
+    FILE *fi = fopen(src, "rb"), *fo = fopen(trunc, "wb");
+    CHECK(fi && fo);
+    if (fi && fo) {
+        char buf[1000];
+        size_t n = fread(buf, 1, sizeof buf, fi);
+        fwrite(buf, 1, n, fo);
+    }
+    if (fi) fclose(fi);
+    if (fo) fclose(fo);
+    snprintf(out, sizeof out, "%s/badtrunc", g_tmp);
+    snprintf(args, sizeof args, "key --image %s/frame_rgb.png --hint %s/frame_hint.png --checkpoint %s --size 128 --out %s",
+             g_fx, g_fx, trunc, out);
+    rc = run(args);
+    CHECK_MSG(rc == 1 && count_files(out) == 0, "truncated checkpoint: exit %d", rc);
+    /* --help documents every option */
+    CHECK(run("key --help") == 0);
+    CHECK(run("bogus") == 2);
+    return test_summary();
+}
