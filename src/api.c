@@ -82,6 +82,7 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     if (!ctx->be) return init_fail(ctx, st != CK_OK ? st : CK_STATUS_ENODEV);
     st = ck_checkpoint_open(&ctx->ckpt, checkpoint_path, &ctx->err);
     if (st != CK_OK) return init_fail(ctx, st);
+    ck_checkpoint_canonicalize(&ctx->ckpt);
     st = ck_config_from_checkpoint(&ctx->cfg, &ctx->ckpt, p->size, p->head_dim, &ctx->err);
     if (st != CK_OK) return init_fail(ctx, st);
     st = ck_weights_load(&ctx->w, &ctx->cfg, &ctx->ckpt, ctx->be, &ctx->err);

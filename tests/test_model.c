@@ -52,9 +52,9 @@ static void run_fixture(const char *dir, const char *ckpt_path, int S, int head_
     p.head_dim           = head_dim;
     p.keep_intermediates = 1;
     ck_ctx *ctx          = NULL;
-    ck_status st         = ck_ctx_init(&ctx, path, &p);
-    CHECK_MSG(st == CK_OK, "init %s: %s", path, ck_ctx_last_error(ctx));
-    if (st != CK_OK) {
+    ck_status st0        = ck_ctx_init(&ctx, path, &p);
+    CHECK_MSG(st0 == CK_OK, "init %s: %s", path, ck_ctx_last_error(ctx));
+    if (st0 != CK_OK) {
         ck_ctx_free(ctx);
         *out = NULL;
         return;
@@ -81,6 +81,44 @@ static void run_fixture(const char *dir, const char *ckpt_path, int S, int head_
     ck_ctx_free(ctx);
 }
 
+/* Writes the checkpoint in the MLX port's converter layout: num_batches_tracked dropped, refiner stem
+ * renamed to stem_conv/stem_gn, 4-D conv kernels transposed OIHW -> OHWI. */
+static int write_mlx_layout(const char *src, const char *dst) {
+    ck_checkpoint ck;
+    ck_err        err = {{0}};
+    if (ck_checkpoint_open(&ck, src, &err) != CK_OK) return 0;
+    ck_ckpt_tensor *out  = calloc((size_t)ck.n_tensors, sizeof *out);
+    float         **bufs = calloc((size_t)ck.n_tensors, sizeof *bufs);
+    int             n    = 0;
+    for (int i = 0; i < ck.n_tensors; i++) {
+        const ck_ckpt_tensor *t = &ck.tensors[i];
+        if (strstr(t->name, "num_batches_tracked")) continue;
+        ck_ckpt_tensor *o = &out[n];
+        *o                = *t;
+        if (!strncmp(t->name, "refiner.stem.0.", 15)) snprintf(o->name, sizeof o->name, "refiner.stem_conv.%s", t->name + 15);
+        if (!strncmp(t->name, "refiner.stem.1.", 15)) snprintf(o->name, sizeof o->name, "refiner.stem_gn.%s", t->name + 15);
+        if (t->ndim == 4) {
+            const int64_t O = t->shape[0], I = t->shape[1], KH = t->shape[2], KW = t->shape[3];
+            const float  *w = (const float *)t->data;
+            float        *p = malloc(t->nbytes);
+            for (int64_t a = 0; a < O; a++)
+                for (int64_t b = 0; b < I; b++)
+                    for (int64_t y = 0; y < KH; y++)
+                        for (int64_t x = 0; x < KW; x++) p[((a * KH + y) * KW + x) * I + b] = w[((a * I + b) * KH + y) * KW + x];
+            o->shape[1] = KH, o->shape[2] = KW, o->shape[3] = I;
+            o->data = bufs[n] = p;
+        }
+        n++;
+    }
+    ck_ckpt_meta meta = {"head_dim", "8"};
+    int          ok   = ck_safetensors_write(dst, out, n, &meta, 1, &err) == CK_OK;
+    for (int i = 0; i < n; i++) free(bufs[i]);
+    free(bufs);
+    free(out);
+    ck_checkpoint_close(&ck);
+    return ok;
+}
+
 int main(void) {
     char d128[1024], d64[1024], st[1024], pth[1024], p16[1024];
     test_path(d128, sizeof d128, "CK_FIXTURES", "tiny/s128");
@@ -95,6 +133,14 @@ int main(void) {
         /* same weights in both formats: bit-identical results */
         CHECK_MSG(memcmp(a, b, sizeof(float) * 128 * 128 * 4) == 0, ".pth and .safetensors outputs differ");
     }
+    /* the MLX port's safetensors layout: same weights, bit-identical result */
+    char mlx[1024];
+    test_path(mlx, sizeof mlx, "CK_TMP", "model_mlx.safetensors");
+    CHECK(write_mlx_layout(st, mlx));
+    run_fixture(d128, mlx, 128, 0, &c, 0, 1e-5);
+    if (a && c) CHECK_MSG(memcmp(a, c, sizeof(float) * 128 * 128 * 4) == 0, "MLX-layout output differs");
+    free(c);
+    c = NULL;
     /* fp16 storages: loads and stays within fp16 weight rounding of the fp32 result */
     run_fixture(d128, p16, 128, 8, &c, 0, 5e-3);
     free(a), free(b), free(c);

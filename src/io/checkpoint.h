@@ -27,6 +27,8 @@ typedef struct ck_ckpt_tensor {
     int64_t     shape[8];
     const void *data;                   /* into the mapping; contiguous, little-endian */
     size_t      nbytes;
+    int         ohwi;                   /* 4-D conv weight stored (O, KH, KW, I) (MLX port layout);
+                                           shape[] still reads (O, I, KH, KW). Set by the model loader. */
 } ck_ckpt_tensor;
 
 typedef struct ck_ckpt_meta {

@@ -82,6 +82,11 @@ typedef struct ck_weights {
     ck_backend *be;
 } ck_weights;
 
+/* Accepts the MLX port's safetensors layout (corridorkey-mlx converter): renames refiner.stem_conv /
+ * stem_gn to the PyTorch names and marks its OHWI conv kernels so they are read as OIHW.
+ * A PyTorch-layout checkpoint is left unchanged. Returns 1 when the MLX layout was found. */
+int ck_checkpoint_canonicalize(ck_checkpoint *ck);
+
 /* Derives the architecture from the checkpoint (shapes) for model size S; head_dim 0 = from the
  * checkpoint metadata ("head_dim") or 56. */
 ck_status ck_config_from_checkpoint(ck_config *cfg, const ck_checkpoint *ck, int size, int head_dim, ck_err *err);

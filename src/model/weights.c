@@ -165,23 +165,63 @@ typedef struct stager {
     ck_backend          *be;
 } stager;
 
+int ck_checkpoint_canonicalize(ck_checkpoint *ck) {
+    if (!ck_checkpoint_find(ck, "refiner.stem_conv.weight")) return 0;
+    for (int i = 0; i < ck->n_tensors; i++) {
+        ck_ckpt_tensor *t = &ck->tensors[i];
+        char            rest[CK_CKPT_NAME_MAX - 16];
+        if (!strncmp(t->name, "refiner.stem_conv.", 18)) {
+            snprintf(rest, sizeof rest, "%s", t->name + 18);
+            snprintf(t->name, sizeof t->name, "refiner.stem.0.%s", rest);
+        } else if (!strncmp(t->name, "refiner.stem_gn.", 16)) {
+            snprintf(rest, sizeof rest, "%s", t->name + 16);
+            snprintf(t->name, sizeof t->name, "refiner.stem.1.%s", rest);
+        }
+        /* every 4-D tensor of this model is a conv kernel, transposed OIHW -> OHWI by the converter */
+        if (t->ndim == 4) {
+            const int64_t o = t->shape[0], kh = t->shape[1], kw = t->shape[2], in = t->shape[3];
+            t->shape[1] = in, t->shape[2] = kh, t->shape[3] = kw;
+            (void)o;
+            t->ohwi = 1;
+        }
+    }
+    CK_LOG_INFO("%s: MLX-port layout (OHWI convolutions) read as PyTorch layout", ck->path);
+    return 1;
+}
+
+static float load_elem(const ck_ckpt_tensor *t, size_t i) {
+    const uint8_t *p = (const uint8_t *)t->data;
+    if (t->dtype == CK_DTYPE_F32) {
+        float f;
+        memcpy(&f, p + 4 * i, 4);
+        return f;
+    }
+    uint16_t h;
+    memcpy(&h, p + 2 * i, 2);
+    return t->dtype == CK_DTYPE_F16 ? ck_f16_to_f32(h) : ck_bf16_to_f32(h);
+}
+
 static float *to_f32(const ck_ckpt_tensor *t, int *owned) {
     const size_t n = t->nbytes / ck_dtype_size(t->dtype);
+    if (t->ohwi) { /* (O, KH, KW, I) storage -> (O, I, KH, KW) */
+        const int64_t O = t->shape[0], I = t->shape[1], KH = t->shape[2], KW = t->shape[3];
+        float        *f = malloc(sizeof(float) * (n ? n : 1));
+        CK_ASSERT(f);
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t i = 0; i < I; i++)
+                for (int64_t y = 0; y < KH; y++)
+                    for (int64_t x = 0; x < KW; x++)
+                        f[((o * I + i) * KH + y) * KW + x] = load_elem(t, (size_t)(((o * KH + y) * KW + x) * I + i));
+        *owned = 1;
+        return f;
+    }
     if (t->dtype == CK_DTYPE_F32 && ((uintptr_t)t->data % 4) == 0) {
         *owned = 0;
         return (float *)(uintptr_t)t->data;
     }
     float *f = malloc(sizeof(float) * (n ? n : 1));
     CK_ASSERT(f);
-    const uint8_t *p = (const uint8_t *)t->data;
-    for (size_t i = 0; i < n; i++) {
-        if (t->dtype == CK_DTYPE_F32) memcpy(&f[i], p + 4 * i, 4);
-        else {
-            uint16_t h;
-            memcpy(&h, p + 2 * i, 2);
-            f[i] = t->dtype == CK_DTYPE_F16 ? ck_f16_to_f32(h) : ck_bf16_to_f32(h);
-        }
-    }
+    for (size_t i = 0; i < n; i++) f[i] = load_elem(t, i);
     *owned = 1;
     return f;
 }
