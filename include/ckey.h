@@ -70,7 +70,17 @@ typedef struct ck_params {
     int          despeckle;       /* default 1 */
     int          despeckle_size;  /* minimum island area in pixels, default 400 */
     int          comp;            /* produce the checkerboard comp, default 1 */
-    int          keep_intermediates; /* keep f1..f4/logits for inspection (debug; more memory) */
+    int          keep_intermediates; /* keep f1..f4/logits for inspection (debug; more memory);
+                                        the seed benchmarks' "slim" toggle is its inverse */
+    /* Execution toggles, named as in the seed benchmarks. */
+    int          fused_attention; /* "sdpa": fused flash-style attention (1, default) vs the unfused
+                                     reference with materialized scores (0) */
+    int          pad64;           /* "pad64": zero-pad head_dim 56 to 64 for attention; -1 = auto
+                                     (on for CUDA bf16/fp16, off otherwise) */
+    int          cuda_graph;      /* "compile": capture the forward once as a CUDA Graph and replay it
+                                     per frame; -1 = auto (on for CUDA), ignored on the CPU */
+    int          stage_gc;        /* "stage_gc": synchronize between backbone, decoders and refiner
+                                     (no effect while a CUDA Graph is used); default 0 */
 } ck_params;
 
 ck_params ck_params_default(void);
@@ -109,6 +119,9 @@ ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *
 /* Peak bytes of the activation arena and of the weights for this context. */
 size_t ck_ctx_activation_bytes(const ck_ctx *ctx);
 size_t ck_ctx_weight_bytes(const ck_ctx *ctx);
+/* Peak device memory allocated by this context's backend (0 on the CPU), and the device name. */
+size_t      ck_ctx_device_peak_bytes(const ck_ctx *ctx);
+const char *ck_ctx_device_name(const ck_ctx *ctx);
 
 #ifdef __cplusplus
 }

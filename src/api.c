@@ -19,7 +19,11 @@ ck_params ck_params_default(void) {
     p.despill        = 0.5f;
     p.despeckle      = 1;
     p.despeckle_size = 400;
-    p.comp           = 1;
+    p.comp            = 1;
+    p.fused_attention = 1;
+    p.pad64           = -1;
+    p.cuda_graph      = -1;
+    p.stage_gc        = 0;
     return p;
 }
 
@@ -32,7 +36,7 @@ static ck_backend *make_backend(ck_ctx *ctx, ck_status *st) {
     const ck_params *p = &ctx->params;
     if (p->device == CK_DEVICE_CPU) return ck_backend_cpu_create(p->threads);
     ck_err          cerr = {{0}};
-    ck_backend_opts bo   = {0, p->precision, 1};
+    ck_backend_opts bo   = {0, p->precision, p->fused_attention};
     ck_backend     *be   = ck_backend_cuda_create(&bo, &cerr);
     if (be) return be;
     if (p->device == CK_DEVICE_CUDA) {
@@ -43,11 +47,28 @@ static ck_backend *make_backend(ck_ctx *ctx, ck_status *st) {
     return ck_backend_cpu_create(p->threads);
 }
 
+static int use_graph(const ck_ctx *ctx) {
+    return ctx->be->ext.graph_begin && ctx->params.cuda_graph != 0;
+}
+
+static ck_exec exec_for(ck_ctx *ctx, int planning) {
+    ck_exec ex;
+    memset(&ex, 0, sizeof ex);
+    ex.be       = ctx->be;
+    ex.arena    = &ctx->arena;
+    ex.dtype    = ctx->be->act_dtype;
+    ex.planning = planning;
+    ex.pad64    = ctx->params.pad64 < 0 ? ctx->be->act_dtype != CK_DTYPE_F32 : ctx->params.pad64;
+    /* a synchronize cannot be recorded into a graph */
+    ex.stage_gc = ctx->params.stage_gc && !use_graph(ctx);
+    return ex;
+}
+
 /* Plans (measures) the forward at S, then allocates the activation arena once. */
 static ck_status plan(ck_ctx *ctx) {
     const int S = ctx->cfg.size;
     ck_arena_init(&ctx->arena, NULL, 0);
-    ck_exec      ex = {ctx->be, &ctx->arena, ctx->be->act_dtype, 1, 0};
+    ck_exec      ex = exec_for(ctx, 1);
     ck_tensor    x  = CK_NEW_DT(&ex, CK_DTYPE_F32, 1, S, S, 4);
     ck_model_out o;
     ck_model_forward(&ex, &ctx->cfg, &ctx->w, &x, ctx->params.refiner_scale, ctx->params.use_refiner,
@@ -103,6 +124,7 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
 void ck_ctx_free(ck_ctx *ctx) {
     if (!ctx) return;
     if (ctx->be) {
+        if (ctx->graph_ready && ctx->be->ext.graph_reset) ctx->be->ext.graph_reset(ctx->be);
         ck_weights_free(&ctx->w);
         if (ctx->act_block) ctx->be->free(ctx->be, ctx->act_block);
         ctx->be->destroy(ctx->be);
@@ -122,18 +144,61 @@ const ck_params *ck_ctx_params(const ck_ctx *ctx) { return &ctx->params; }
 size_t           ck_ctx_activation_bytes(const ck_ctx *ctx) { return ctx->act_bytes; }
 size_t           ck_ctx_weight_bytes(const ck_ctx *ctx) { return ctx->w.bytes; }
 
-ck_status ck__ctx_forward(ck_ctx *ctx) {
-    const int S = ctx->cfg.size;
-    ck_arena_reset(&ctx->arena, 0);
-    ck_exec   ex = {ctx->be, &ctx->arena, ctx->be->act_dtype, 0, 0};
-    ck_tensor x  = CK_NEW_DT(&ex, CK_DTYPE_F32, 1, S, S, 4);
+/* The input always sits at the start of the arena, so a captured graph stays valid across frames. */
+static ck_tensor input_tensor(ck_ctx *ctx) {
+    const int64_t shape[4] = {1, ctx->cfg.size, ctx->cfg.size, 4};
+    return ck_tensor_make(ctx->act_block, CK_DTYPE_F32, 4, shape);
+}
+
+ck_status ck__ctx_upload(ck_ctx *ctx) {
+    ck_tensor x = input_tensor(ctx);
     ctx->be->upload(ctx->be, x.data, ctx->host_x, ck_tensor_nbytes(&x));
+    return CK_OK;
+}
+
+static void enqueue_forward(ck_ctx *ctx) {
+    ck_arena_reset(&ctx->arena, 0);
+    ck_exec   ex = exec_for(ctx, 0);
+    ck_tensor x  = CK_NEW_DT(&ex, CK_DTYPE_F32, 1, ctx->cfg.size, ctx->cfg.size, 4);
+    CK_ASSERT(x.data == ctx->act_block);
     ck_model_forward(&ex, &ctx->cfg, &ctx->w, &x, ctx->params.refiner_scale, ctx->params.use_refiner,
                      ctx->params.keep_intermediates, &ctx->last);
+}
+
+ck_status ck__ctx_compute(ck_ctx *ctx) {
+    ck_backend *be = ctx->be;
+    if (!use_graph(ctx)) {
+        enqueue_forward(ctx);
+        return CK_OK;
+    }
+    if (!ctx->graph_ready) { /* first frame: record the whole forward once ("compile") */
+        if (!be->ext.graph_begin(be)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph capture failed to start");
+        enqueue_forward(ctx);
+        if (!be->ext.graph_end(be)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph capture failed");
+        ctx->graph_ready = 1;
+    }
+    if (!be->ext.graph_launch(be)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph launch failed");
+    return CK_OK;
+}
+
+ck_status ck__ctx_download(ck_ctx *ctx) {
     ctx->be->download(ctx->be, ctx->host_out, ctx->last.out.data, ck_tensor_nbytes(&ctx->last.out));
     ctx->be->synchronize(ctx->be);
     return CK_OK;
 }
+
+ck_status ck__ctx_forward(ck_ctx *ctx) {
+    ck_status st = ck__ctx_upload(ctx);
+    if (st == CK_OK) st = ck__ctx_compute(ctx);
+    if (st == CK_OK) st = ck__ctx_download(ctx);
+    if (st != CK_OK) ctx->failed = 1;
+    return st;
+}
+
+size_t ck_ctx_device_peak_bytes(const ck_ctx *ctx) {
+    return ctx->be->ext.mem_peak ? ctx->be->ext.mem_peak(ctx->be) : 0;
+}
+const char *ck_ctx_device_name(const ck_ctx *ctx) { return ctx->be->name; }
 
 ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *fg_rgb) {
     if (!ctx) return CK_STATUS_EINVAL;

@@ -16,11 +16,15 @@ struct ck_ctx {
     ck_model_out  last;      /* tensors of the last forward (valid while nothing else ran) */
     float        *host_x;    /* (S, S, 4) pre-processed input */
     float        *host_out;  /* (S, S, 4) alpha, fg */
+    int           graph_ready; /* forward captured as a CUDA graph */
     int           failed;
     ck_err        err;
 };
 
-/* Runs the network on host_x into host_out. */
+/* Runs the network on host_x into host_out: upload, compute (graph replay when enabled), download. */
 ck_status ck__ctx_forward(ck_ctx *ctx);
+ck_status ck__ctx_upload(ck_ctx *ctx);
+ck_status ck__ctx_compute(ck_ctx *ctx);
+ck_status ck__ctx_download(ck_ctx *ctx);
 
 #endif

@@ -21,10 +21,12 @@ void ck_model_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, co
     const size_t     mark = ck_arena_mark(ex->arena);
 
     ck_hiera_forward(ex, cfg, w, x, out->f, keep);
+    if (ex->stage_gc && !ex->planning) ex->be->synchronize(ex->be);
     out->logits = CK_NEW(ex, B, G0, G0, 4);
     ck_decoder_forward(ex, cfg, w, out->f, &out->logits);
     ck_resize_bilinear(ex, &out->logits_up, &out->logits, 0);
     if (!keep) ck_arena_reset(ex->arena, mark);
+    if (ex->stage_gc && !ex->planning) ex->be->synchronize(ex->be);
 
     /* σ(logits_up + delta) is formed in the activation dtype, then widened into the float32 output */
     ck_tensor res = out->out;

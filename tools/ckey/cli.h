@@ -6,6 +6,7 @@
 
 int         ck_cli_bench(int argc, char **argv);
 int         ck_cli_parse_device(const char *v, ck_device *out);
+int         ck_cli_parse_precision(const char *v, ck_precision *out);
 const char *ck_cli_device_name(const ck_ctx *ctx);
 double      ck_cli_median(double *v, int n);
 double      ck_cli_p95(double *v, int n);

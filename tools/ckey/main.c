@@ -70,6 +70,11 @@ static void usage_key(FILE *f) {
             "execution:\n"
             "  --device D            cpu, cuda or auto (default auto: CUDA when available, else CPU)\n"
             "  --threads N           CPU threads (default: all cores)\n"
+            "  --precision P         CUDA: fp32 (exact parity mode), bf16 or fp16 (default fp32)\n"
+            "  --no-sdpa             CUDA: unfused reference attention instead of the fused kernel\n"
+            "  --pad64 / --no-pad64  CUDA: pad head_dim 56 to 64 in attention (default: on for bf16/fp16)\n"
+            "  --no-compile          CUDA: do not capture the forward as a CUDA Graph\n"
+            "  --stage-gc            synchronize between backbone, decoders and refiner\n"
             "  --quiet               only print errors\n"
             "\n"
             "exit status: 0 success, 1 failure (unreadable input, bad checkpoint, device or write error),\n"
@@ -94,7 +99,18 @@ int ck_cli_parse_device(const char *d, ck_device *out) {
     return 1;
 }
 
-const char *ck_cli_device_name(const ck_ctx *ctx) { return ctx->be->name; }
+int ck_cli_parse_precision(const char *v, ck_precision *out) {
+    if (v && !strcmp(v, "fp32")) *out = CK_PREC_FP32;
+    else if (v && !strcmp(v, "bf16")) *out = CK_PREC_BF16;
+    else if (v && !strcmp(v, "fp16")) *out = CK_PREC_FP16;
+    else {
+        fprintf(stderr, "ckey: --precision expects fp32, bf16 or fp16, got '%s'\n", v ? v : "");
+        return 0;
+    }
+    return 1;
+}
+
+const char *ck_cli_device_name(const ck_ctx *ctx) { return ck_ctx_device_name(ctx); }
 
 static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
     char *end;
@@ -191,6 +207,13 @@ static int parse_key(int argc, char **argv, key_opts *o) {
         } else if (!strcmp(a, "--threads")) {
             if (!parse_int(a, TAKE(), 1, 4096, &o->p.threads)) return 0;
         } else if (!strcmp(a, "--no-comp")) o->p.comp = 0;
+        else if (!strcmp(a, "--precision")) {
+            if (!ck_cli_parse_precision(TAKE(), &o->p.precision)) return 0;
+        } else if (!strcmp(a, "--no-sdpa")) o->p.fused_attention = 0;
+        else if (!strcmp(a, "--pad64")) o->p.pad64 = 1;
+        else if (!strcmp(a, "--no-pad64")) o->p.pad64 = 0;
+        else if (!strcmp(a, "--no-compile")) o->p.cuda_graph = 0;
+        else if (!strcmp(a, "--stage-gc")) o->p.stage_gc = 1;
         else if (!strcmp(a, "--quiet")) o->quiet = 1;
         else if (!strcmp(a, "--device")) {
             if (!ck_cli_parse_device(TAKE(), &o->p.device)) return 0;
