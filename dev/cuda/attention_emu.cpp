@@ -1,0 +1,552 @@
+/* Host emulation of src/ops/cuda/attention.cu: runs the real kernel source on the CPU, one coroutine per
+ * CUDA thread, so fragment layouts, swizzles, masks, tile indexing and the cp.async pipeline can be checked
+ * on a machine without a GPU. Every thread of a block is a ucontext coroutine; warp collectives (ldmatrix,
+ * mma.sync, shfl, __syncwarp) and __syncthreads are rendezvous points where the emulator switches threads,
+ * and the collectives follow the register layouts of the PTX ISA ("Matrix Fragments for mma.m16n8k16",
+ * "ldmatrix"). cp.async copies land either at issue or only at cp.async.wait_group (two modes), which
+ * exposes a missing wait or barrier and a stage overwritten while still being read. Global reads through
+ * cp.async are bounds-checked against the input tensors; outputs are poisoned (NaN) and fenced with guard
+ * bytes. What it cannot see: real timing, bank conflicts, register spills, or a misreading of the PTX
+ * layouts shared by kernel and emulator (the GPU bench, dev/cuda/attention_bench.cu, is the final word).
+ *
+ * Build and run (from the repository root):
+ *   make -C dev/cuda attn_emu && ./dev/cuda/attn_emu          (or: ./dev/cuda/attn_emu -v)
+ */
+#define CK_ATTN_EMU 1
+
+#include <ucontext.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <functional>
+#include <random>
+#include <vector>
+
+/* CUDA keywords as the host compiler should see them: kernels become plain functions, __shared__ arrays become
+ * function statics (one block runs at a time, so "one per block" = "one per function"). */
+#undef __global__
+#define __global__
+#undef __device__
+#define __device__
+#undef __shared__
+#define __shared__ static
+#undef __launch_bounds__
+#define __launch_bounds__(...)
+#undef __forceinline__
+#define __forceinline__ inline
+
+uint3 threadIdx, blockIdx;
+dim3  blockDim, gridDim;
+
+namespace emu {
+
+struct CopyOp {
+    void       *dst;
+    const void *src;
+    bool        valid;
+};
+struct Thread {
+    ucontext_t                       ctx;
+    std::vector<char>                stack;
+    bool                             done;
+    std::vector<CopyOp>              open;
+    std::vector<std::vector<CopyOp>> groups;
+};
+struct Barrier {
+    int      expected = 0, arrived = 0;
+    unsigned gen = 0;
+};
+struct WarpX {
+    const void *ptr[32];
+    uint32_t    a[32][4], b[32][2];
+    float       f[32];
+};
+struct Buf {
+    const char *p;
+    size_t      n;
+};
+
+static std::vector<Thread>   threads;
+static int                   cur;
+static ucontext_t            sched;
+static Barrier               block_bar;
+static std::vector<Barrier>  warp_bar;
+static std::vector<WarpX>    wx;
+static std::function<void()> body;
+static long                  progress;
+static int                   deferred_copies; /* 0: cp.async lands at issue, 1: at wait_group */
+static std::vector<Buf>      bufs;
+static std::mt19937          sched_rng(1);
+static long                  n_mma, n_ldsm, n_cp;
+
+[[noreturn]] static void fail(const char *msg) {
+    fprintf(stderr, "emu: %s (block %u thread %u)\n", msg, blockIdx.x, threadIdx.x);
+    abort();
+}
+static unsigned lane() { return threadIdx.x & 31; }
+static unsigned warp() { return threadIdx.x >> 5; }
+static void     yield() { swapcontext(&threads[cur].ctx, &sched); }
+static void     wait(Barrier &b) {
+    const unsigned g = b.gen;
+    progress++;
+    if (++b.arrived == b.expected) {
+        b.arrived = 0;
+        b.gen++;
+    } else {
+        while (b.gen == g) yield();
+    }
+}
+static void drop(Barrier &b) {
+    b.expected--;
+    if (b.expected > 0 && b.arrived == b.expected) {
+        b.arrived = 0;
+        b.gen++;
+    }
+}
+static void need_full_warp() {
+    if (warp_bar[warp()].expected != 32) fail("warp collective with exited lanes");
+}
+
+static void perform(const CopyOp &op) {
+    if (op.valid) memcpy(op.dst, op.src, 16);
+    else memset(op.dst, 0, 16);
+}
+static void flush_all(Thread &t) {
+    for (auto &g : t.groups)
+        for (auto &op : g) perform(op);
+    for (auto &op : t.open) perform(op);
+    t.groups.clear();
+    t.open.clear();
+}
+
+static void entry() {
+    const int me = cur;
+    body();
+    flush_all(threads[me]);
+    threads[me].done = true;
+    drop(block_bar);
+    drop(warp_bar[threadIdx.x >> 5]);
+}
+
+static void run_block(unsigned nthreads) {
+    const size_t stack_bytes = 256 * 1024;
+    if (threads.size() < nthreads) threads.resize(nthreads);
+    const unsigned nwarps = (nthreads + 31) / 32;
+    block_bar             = Barrier{};
+    block_bar.expected    = (int)nthreads;
+    warp_bar.assign(nwarps, Barrier{});
+    wx.assign(nwarps, WarpX{});
+    for (unsigned w = 0; w < nwarps; w++) warp_bar[w].expected = (int)std::min(32u, nthreads - 32 * w);
+    for (unsigned i = 0; i < nthreads; i++) {
+        Thread &t = threads[i];
+        t.stack.resize(stack_bytes);
+        t.done = false;
+        t.open.clear();
+        t.groups.clear();
+        getcontext(&t.ctx);
+        t.ctx.uc_stack.ss_sp   = t.stack.data();
+        t.ctx.uc_stack.ss_size = stack_bytes;
+        t.ctx.uc_link          = &sched;
+        makecontext(&t.ctx, entry, 0);
+    }
+    std::vector<unsigned> order(nthreads);
+    for (unsigned i = 0; i < nthreads; i++) order[i] = i;
+    /* Warps run at random, changing speeds, so that one warp can get whole tiles ahead of another between
+     * barriers: a lockstep schedule would never expose a stage overwritten while another warp reads it. */
+    std::vector<unsigned> speed(nwarps, 100);
+    std::uniform_int_distribution<unsigned> pct(0, 99);
+    int idle_rounds = 0;
+    for (long round = 0;; round++) {
+        if (round % 64 == 0)
+            for (unsigned w = 0; w < nwarps; w++) speed[w] = pct(sched_rng) < 30 ? 3 : 1 + pct(sched_rng);
+        std::shuffle(order.begin(), order.end(), sched_rng);
+        bool      any    = false;
+        const long before = progress;
+        for (unsigned i : order) {
+            if (threads[i].done) continue;
+            any = true;
+            if (idle_rounds == 0 && pct(sched_rng) >= speed[i >> 5]) continue;
+            cur         = (int)i;
+            threadIdx   = make_uint3(i, 0, 0);
+            const bool was_done = threads[i].done;
+            swapcontext(&sched, &threads[i].ctx);
+            if (!was_done && threads[i].done) progress++;
+        }
+        if (!any) break;
+        if (progress == before) {
+            /* an idle round runs every thread; several in a row mean nobody can move */
+            if (++idle_rounds > 4) fail("deadlock: every live thread waits at a barrier that cannot complete");
+        } else {
+            idle_rounds = 0;
+        }
+    }
+}
+
+template <typename... KA, typename... A> void launch(void (*kern)(KA...), dim3 grid, dim3 block, A... args) {
+    if (grid.y != 1 || grid.z != 1 || block.y != 1 || block.z != 1) fail("launch: only 1-D grids/blocks expected");
+    if (grid.x < 1 || block.x < 1 || block.x > 1024) fail("launch: bad grid or block size");
+    gridDim  = grid;
+    blockDim = block;
+    std::vector<unsigned> order(grid.x);
+    for (unsigned b = 0; b < grid.x; b++) order[b] = b;
+    std::shuffle(order.begin(), order.end(), sched_rng);
+    for (unsigned b : order) {
+        blockIdx = make_uint3(b, 0, 0);
+        body     = [&]() { kern(args...); };
+        run_block(block.x);
+    }
+}
+
+static float unpack(uint16_t h, bool bf16) {
+    if (bf16) {
+        uint32_t u = (uint32_t)h << 16;
+        float    f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    __half_raw r;
+    r.x = h;
+    return __half2float(__half(r));
+}
+
+} /* namespace emu */
+
+/* ---- the primitives attention.cu expects ---- */
+void __syncthreads() { emu::wait(emu::block_bar); }
+void __syncwarp(unsigned mask = 0xffffffffu) {
+    if (mask != 0xffffffffu) emu::fail("__syncwarp with a partial mask");
+    emu::need_full_warp();
+    emu::wait(emu::warp_bar[emu::warp()]);
+}
+float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int width = 32) {
+    if (mask != 0xffffffffu || width != 32) emu::fail("shfl: partial mask or width");
+    emu::need_full_warp();
+    emu::WarpX &x = emu::wx[emu::warp()];
+    x.f[emu::lane()] = v;
+    emu::wait(emu::warp_bar[emu::warp()]);
+    const float r = x.f[emu::lane() ^ (unsigned)lane_mask];
+    emu::wait(emu::warp_bar[emu::warp()]);
+    return r;
+}
+
+int __any_sync(unsigned mask, int pred) {
+    if (mask != 0xffffffffu) emu::fail("any_sync: partial mask");
+    emu::need_full_warp();
+    emu::WarpX &x = emu::wx[emu::warp()];
+    x.f[emu::lane()] = pred ? 1.0f : 0.0f;
+    emu::wait(emu::warp_bar[emu::warp()]);
+    int r = 0;
+    for (int i = 0; i < 32; i++) r |= x.f[i] != 0.0f;
+    emu::wait(emu::warp_bar[emu::warp()]);
+    return r;
+}
+float ck__exp2(float x) { return exp2f(x); }
+
+static void emu_ldsm(uint32_t (&r)[4], const void *p, bool trans) {
+    if (((uintptr_t)p & 15) != 0) emu::fail("ldmatrix: row address not 16-byte aligned");
+    emu::need_full_warp();
+    emu::n_ldsm++;
+    emu::WarpX &x = emu::wx[emu::warp()];
+    const unsigned t = emu::lane();
+    x.ptr[t]         = p;
+    emu::wait(emu::warp_bar[emu::warp()]);
+    for (int i = 0; i < 4; i++) {
+        uint16_t e[2];
+        for (int j = 0; j < 2; j++) {
+            if (!trans) e[j] = ((const uint16_t *)x.ptr[i * 8 + t / 4])[(t % 4) * 2 + j];
+            else e[j] = ((const uint16_t *)x.ptr[i * 8 + (t % 4) * 2 + j])[t / 4];
+        }
+        r[i] = (uint32_t)e[0] | (uint32_t)e[1] << 16;
+    }
+    emu::wait(emu::warp_bar[emu::warp()]);
+}
+void ck__ldsm_x4(uint32_t (&r)[4], const void *p) { emu_ldsm(r, p, false); }
+void ck__ldsm_x4_t(uint32_t (&r)[4], const void *p) { emu_ldsm(r, p, true); }
+
+/* D (16×8) += A (16×K) · B (K×8), K = 16 or 8, fragments as in the PTX ISA. */
+template <typename T> static void emu_mma(float (&d)[4], const uint32_t *a, const uint32_t *b, int K) {
+    const bool bf16 = std::is_same<T, __nv_bfloat16>::value;
+    emu::need_full_warp();
+    emu::n_mma++;
+    emu::WarpX &x = emu::wx[emu::warp()];
+    const unsigned me = emu::lane();
+    for (int i = 0; i < (K == 16 ? 4 : 2); i++) x.a[me][i] = a[i];
+    for (int i = 0; i < (K == 16 ? 2 : 1); i++) x.b[me][i] = b[i];
+    emu::wait(emu::warp_bar[emu::warp()]);
+    float A[16][16], B[16][8];
+    for (int L = 0; L < 32; L++) {
+        const int g = L >> 2, t = L & 3;
+        for (int j = 0; j < 2; j++) {
+            A[g][2 * t + j]     = emu::unpack((uint16_t)(x.a[L][0] >> (16 * j)), bf16);
+            A[g + 8][2 * t + j] = emu::unpack((uint16_t)(x.a[L][1] >> (16 * j)), bf16);
+            B[2 * t + j][g]     = emu::unpack((uint16_t)(x.b[L][0] >> (16 * j)), bf16);
+            if (K == 16) {
+                A[g][2 * t + 8 + j]     = emu::unpack((uint16_t)(x.a[L][2] >> (16 * j)), bf16);
+                A[g + 8][2 * t + 8 + j] = emu::unpack((uint16_t)(x.a[L][3] >> (16 * j)), bf16);
+                B[2 * t + 8 + j][g]     = emu::unpack((uint16_t)(x.b[L][1] >> (16 * j)), bf16);
+            }
+        }
+    }
+    const int g = me >> 2, t = me & 3;
+    for (int e = 0; e < 4; e++) {
+        const int row = g + (e >= 2 ? 8 : 0), col = 2 * t + (e & 1);
+        float     acc = d[e];
+        for (int k = 0; k < K; k++) acc += A[row][k] * B[k][col];
+        d[e] = acc;
+    }
+    emu::wait(emu::warp_bar[emu::warp()]);
+}
+template <typename T> void ck__mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    const uint32_t b[2] = {b0, b1};
+    emu_mma<T>(d, a, b, 16);
+}
+template <typename T> void ck__mma_1688(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
+    const uint32_t a[2] = {a0, a1}, b[1] = {b0};
+    emu_mma<T>(d, a, b, 8);
+}
+
+void ck__cp_async16(void *dst, const void *src, bool valid) {
+    if (((uintptr_t)dst & 15) != 0) emu::fail("cp.async: shared address not 16-byte aligned");
+    if (valid) {
+        if (((uintptr_t)src & 15) != 0) emu::fail("cp.async: global address not 16-byte aligned");
+        bool inside = false;
+        for (const emu::Buf &b : emu::bufs)
+            if ((const char *)src >= b.p && (const char *)src + 16 <= b.p + b.n) inside = true;
+        if (!inside) emu::fail("cp.async: global read outside every input tensor");
+    }
+    emu::n_cp++;
+    const emu::CopyOp op{dst, src, valid};
+    if (emu::deferred_copies) emu::threads[emu::cur].open.push_back(op);
+    else emu::perform(op);
+}
+void ck__cp_async_commit() {
+    emu::Thread &t = emu::threads[emu::cur];
+    t.groups.push_back(std::move(t.open));
+    t.open.clear();
+}
+template <int N> void ck__cp_async_wait() {
+    emu::Thread &t = emu::threads[emu::cur];
+    while ((int)t.groups.size() > N) {
+        for (auto &op : t.groups.front()) emu::perform(op);
+        t.groups.erase(t.groups.begin());
+    }
+}
+
+/* ---- CUDA runtime calls attention.cu makes on the host ---- */
+extern "C" {
+cudaError_t cudaGetDevice(int *device) {
+    *device = 0;
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device) {
+    (void)device;
+    *value = attr == cudaDevAttrMultiProcessorCount ? 132 : attr == cudaDevAttrComputeCapabilityMajor ? 9 : 0;
+    return cudaSuccess;
+}
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+const char *cudaGetErrorString(cudaError_t error) {
+    (void)error;
+    return "emulated";
+}
+}
+
+#define CK_ATTN_LAUNCH(kern, grid, block, stream, ...) emu::launch(kern, grid, block, __VA_ARGS__)
+#include "../../src/ops/cuda/attention.cu"
+
+extern "C" cudaStream_t ck_cuda_stream(ck_backend *be) {
+    (void)be;
+    return nullptr;
+}
+
+/* ------------------------------------------------------------------------------------------------------- */
+
+static uint16_t to_bits(float f, ck_dtype dt) {
+    if (dt == CK_DTYPE_BF16) return ck_f32_to_bf16(f);
+    return ck_f32_to_f16(f);
+}
+static float from_bits(uint16_t h, ck_dtype dt) { return dt == CK_DTYPE_BF16 ? ck_bf16_to_f32(h) : ck_f16_to_f32(h); }
+
+struct Case {
+    ck_dtype dt;
+    int      HD;
+    int64_t  G;
+    int      Tq, Tk;
+    int      variant; /* requested */
+    int      expect;  /* variant that must run (-1: must be refused) */
+    float    qscale;  /* spread of the scores: larger = peakier softmax, more rescaling */
+};
+
+static int g_verbose, g_fail, g_count;
+
+static void run_case(const Case &c, int copy_mode, uint32_t seed) {
+    const size_t es = ck_dtype_size(c.dt);
+    const size_t nq = (size_t)c.G * c.Tq * c.HD, nk = (size_t)c.G * c.Tk * c.HD;
+    const size_t guard = 256;
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    /* inputs at their stored precision; the fp64 reference reads the same rounded values */
+    std::vector<double>  qd(nq), kd(nk), vd(nk);
+    std::vector<uint8_t> qb(nq * es), kb(nk * es), vb(nk * es), ob(nq * es + 2 * guard);
+    auto fill = [&](std::vector<double> &d, std::vector<uint8_t> &b, size_t n, float sc) {
+        for (size_t i = 0; i < n; i++) {
+            const float f = nd(rng) * sc;
+            if (c.dt == CK_DTYPE_F32) {
+                memcpy(&b[i * 4], &f, 4);
+                d[i] = f;
+            } else {
+                const uint16_t h = to_bits(f, c.dt);
+                memcpy(&b[i * 2], &h, 2);
+                d[i] = from_bits(h, c.dt);
+            }
+        }
+    };
+    fill(qd, qb, nq, c.qscale);
+    fill(kd, kb, nk, 1.0f);
+    fill(vd, vb, nk, 1.0f);
+    memset(ob.data(), 0xA5, ob.size());
+    memset(ob.data() + guard, 0xFF, nq * es); /* NaN in every dtype */
+    emu::bufs = {{(const char *)qb.data(), qb.size()}, {(const char *)kb.data(), kb.size()},
+                 {(const char *)vb.data(), vb.size()}};
+    emu::deferred_copies = copy_mode;
+
+    const int64_t sq[3] = {c.G, c.Tq, c.HD}, sk[3] = {c.G, c.Tk, c.HD};
+    ck_tensor     q = ck_tensor_make(qb.data(), c.dt, 3, sq), k = ck_tensor_make(kb.data(), c.dt, 3, sk),
+              v = ck_tensor_make(vb.data(), c.dt, 3, sk), o = ck_tensor_make(ob.data() + guard, c.dt, 3, sq);
+    const float scale = 1.0f / sqrtf(56.0f);
+    const long  mma0  = emu::n_mma;
+    const int   used  = ck__attention_cuda_variant(nullptr, &o, &q, &k, &v, scale, (ck_attn_variant)c.variant);
+    g_count++;
+    char name[160];
+    snprintf(name, sizeof name, "%-4s HD=%-2d G=%-3lld Tq=%-4d Tk=%-4d %-8s -> %-8s copies=%s", ck_dtype_name(c.dt),
+             c.HD, (long long)c.G, c.Tq, c.Tk, ck__attn_variant_name(c.variant), ck__attn_variant_name(used),
+             copy_mode ? "deferred" : "at-issue");
+    if (used != c.expect) {
+        printf("NOT OK %s: expected variant %s\n", name, ck__attn_variant_name(c.expect));
+        g_fail++;
+        return;
+    }
+    if (used < 0) {
+        if (g_verbose) printf("ok     %s (refused as expected)\n", name);
+        return;
+    }
+    for (size_t i = 0; i < guard; i++)
+        if (ob[i] != 0xA5 || ob[guard + nq * es + i] != 0xA5) {
+            printf("NOT OK %s: guard bytes overwritten\n", name);
+            g_fail++;
+            return;
+        }
+    const double atol = c.dt == CK_DTYPE_F32 ? 2e-6 : c.dt == CK_DTYPE_F16 ? 2e-3 : 1.2e-2;
+    const double rtol = c.dt == CK_DTYPE_F32 ? 1e-5 : c.dt == CK_DTYPE_F16 ? 4e-3 : 1.2e-2;
+    double       max_err = 0, worst = 0;
+    long         bad = 0, nonfinite = 0;
+    std::vector<double> s(c.Tk);
+    for (int64_t g = 0; g < c.G; g++)
+        for (int i = 0; i < c.Tq; i++) {
+            const double *qr = &qd[((size_t)g * c.Tq + i) * c.HD];
+            double        mx = -INFINITY, sum = 0;
+            for (int j = 0; j < c.Tk; j++) {
+                const double *kr = &kd[((size_t)g * c.Tk + j) * c.HD];
+                double        dot = 0;
+                for (int d = 0; d < c.HD; d++) dot += qr[d] * kr[d];
+                s[j] = dot * scale;
+                mx   = std::max(mx, s[j]);
+            }
+            for (int j = 0; j < c.Tk; j++) sum += (s[j] = exp(s[j] - mx));
+            for (int d = 0; d < c.HD; d++) {
+                double ref = 0;
+                for (int j = 0; j < c.Tk; j++) ref += s[j] * vd[((size_t)g * c.Tk + j) * c.HD + d];
+                ref /= sum;
+                const size_t idx = ((size_t)g * c.Tq + i) * c.HD + d;
+                double       got;
+                if (c.dt == CK_DTYPE_F32) {
+                    float f;
+                    memcpy(&f, &ob[guard + idx * 4], 4);
+                    got = f;
+                } else {
+                    uint16_t h;
+                    memcpy(&h, &ob[guard + idx * 2], 2);
+                    got = from_bits(h, c.dt);
+                }
+                if (!std::isfinite(got)) {
+                    if (nonfinite++ < 3) printf("  non-finite at g=%lld row=%d col=%d\n", (long long)g, i, d);
+                    continue;
+                }
+                const double err = fabs(got - ref), tol = atol + rtol * fabs(ref);
+                max_err = std::max(max_err, err);
+                worst   = std::max(worst, err / tol);
+                if (err > tol && bad++ < 3)
+                    printf("  g=%lld row=%d col=%d got %.6f ref %.6f\n", (long long)g, i, d, got, ref);
+            }
+        }
+    const bool ok = bad == 0 && nonfinite == 0;
+    if (!ok) g_fail++;
+    if (!ok || g_verbose)
+        printf("%s %s: max_abs %.3g (%.0f%% of tol) bad %ld nonfinite %ld mma %ld\n", ok ? "ok    " : "NOT OK", name,
+               max_err, 100 * worst, bad, nonfinite, emu::n_mma - mma0);
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-v")) g_verbose = 1;
+    const ck_dtype BF = CK_DTYPE_BF16, HF = CK_DTYPE_F16, F32 = CK_DTYPE_F32;
+    const int A = CK_ATTN_AUTO, SI = CK_ATTN_SIMT, SM = CK_ATTN_SMALL, F64 = CK_ATTN_FLASH64,
+              F128 = CK_ATTN_FLASH128;
+    const Case cases[] = {
+        /* flash kernels: ragged Tq / Tk, several K tiles (both stages), peaky and flat softmax */
+        {BF, 56, 2, 130, 77, F64, F64, 2.0f},
+        {HF, 64, 1, 64, 64, F64, F64, 1.0f},
+        {BF, 64, 2, 200, 300, F128, F128, 3.0f},
+        {HF, 56, 1, 129, 129, F128, F128, 2.0f},
+        {BF, 56, 1, 70, 200, F128, F128, 4.0f},
+        {HF, 64, 1, 33, 1, F64, F64, 1.0f},
+        {BF, 8, 2, 70, 90, F64, F64, 2.0f},
+        {HF, 16, 1, 65, 130, F64, F64, 2.0f},
+        {BF, 32, 1, 40, 64, F64, F64, 2.0f},
+        {BF, 32, 1, 40, 64, F128, -1, 2.0f},
+        /* mask-unit kernel: every NKT, ragged Tq / Tk, group counts that leave warps idle */
+        {BF, 56, 7, 16, 64, SM, SM, 2.0f},
+        {HF, 64, 5, 16, 64, SM, SM, 2.0f},
+        {BF, 64, 5, 16, 16, SM, SM, 2.0f},
+        {HF, 56, 9, 4, 16, SM, SM, 2.0f},
+        {BF, 64, 6, 11, 50, SM, SM, 3.0f},
+        {HF, 56, 3, 16, 30, SM, SM, 2.0f},
+        {BF, 56, 2, 1, 1, SM, SM, 1.0f},
+        {BF, 8, 3, 16, 40, SM, SM, 2.0f},
+        {HF, 16, 3, 7, 64, SM, SM, 2.0f},
+        {BF, 32, 5, 16, 20, SM, SM, 2.0f},
+        {BF, 56, 2, 17, 64, SM, -1, 2.0f},
+        {BF, 56, 2, 16, 65, SM, -1, 2.0f},
+        /* automatic choice */
+        {HF, 64, 3, 64, 64, A, F64, 2.0f},
+        {BF, 56, 4, 4, 16, A, SM, 2.0f},
+        {BF, 56, 2, 16, 64, A, SM, 2.0f},
+        {BF, 56, 1, 300, 300, A, F64, 2.0f},
+        {BF, 48, 2, 20, 40, A, SI, 2.0f},
+        {F32, 56, 2, 20, 40, A, SI, 2.0f},
+        /* SIMT kernel */
+        {F32, 56, 2, 70, 45, SI, SI, 2.0f},
+        {F32, 64, 1, 16, 100, SI, SI, 3.0f},
+        {F32, 20, 2, 33, 33, SI, SI, 2.0f},
+        {F32, 8, 3, 4, 16, SI, SI, 2.0f},
+        {HF, 56, 1, 40, 70, SI, SI, 2.0f},
+        {F32, 80, 1, 4, 4, SI, -1, 2.0f},
+    };
+    uint32_t seed = 1234;
+    for (const Case &c : cases)
+        for (int mode = 0; mode < 2; mode++) {
+            if (c.dt == CK_DTYPE_F32 && mode == 1) continue; /* the SIMT kernel issues no cp.async */
+            run_case(c, mode, seed++);
+        }
+    printf("%d cases, %d failed (mma %ld, ldmatrix %ld, cp.async %ld emulated)\n", g_count, g_fail, emu::n_mma,
+           emu::n_ldsm, emu::n_cp);
+    return g_fail ? 1 : 0;
+}

@@ -1,0 +1,711 @@
+/* Fused scaled-dot-product attention on CUDA: o (G,Tq,HD) = softmax(q·kᵀ·scale)·v, online softmax,
+ * no Tq×Tk score matrix in memory. CPU oracle: src/ops/cpu/attention.c. Bench and validation over the
+ * model's shapes: dev/cuda/attention_bench.cu; host emulation of the warp-level code:
+ * dev/cuda/attention_emu.cpp.
+ * ref: Dao, "FlashAttention-2" (2023), §3 (one warp owns a slice of query rows, P stays in registers);
+ *      PTX ISA, "Matrix Fragments for mma.m16n8k16" and "ldmatrix" (register layouts used below).
+ *
+ * Kernels (attention.h lists the variants):
+ *   attention_flash_kernel  bf16/f16, HD ∈ {8,16,32,56,64}. A block owns BQ = 64 or 128 queries of one group
+ *                           (4 warps × 16 or 32 rows); K/V tiles of 64 keys are double-buffered through
+ *                           cp.async; S = Q·Kᵀ and O += P·V run on mma.sync m16n8k16 with fp32 accumulators,
+ *                           P is re-packed from the S accumulators into A fragments without touching memory.
+ *   attention_small_kernel  the same warp code for Hiera mask units (Tq <= 16, Tk <= 64): one group per warp,
+ *                           several groups per block, a single K/V tile, nothing padded to 64 query rows.
+ *   attention_simt_kernel   fp32 FMAs, one thread per query row; the f32 parity path (and other head dims).
+ *
+ * Head dim 56 runs natively: shared-memory rows are 7 chunks of 16 bytes, Q·Kᵀ does three k16 MMA steps and
+ * one k8 step (exactly 56 products), P·V writes 7 n-tiles; nothing reads the 8 columns a 64-wide layout would
+ * pad. HD = 64 (the "pad64" layout, columns 56..63 zero in the inputs) is simply the D = 64 instantiation.
+ *
+ * Rules kept: nothing is allocated and nothing synchronizes (CUDA-Graph capturable); launches go to
+ * ck_cuda_stream(be); grids are 1-D in x (G up to 2^31/blocks-per-group); global offsets are int64;
+ * out-of-range keys are masked to -inf before the row max and out-of-range query rows are never stored.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "ops/cuda/attention.h"
+
+#ifndef CK_ATTN_LAUNCH
+#define CK_ATTN_LAUNCH(kern, grid, block, stream, ...) kern<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__)
+#endif
+
+namespace {
+
+constexpr float kCkLog2e = 1.4426950408889634f;
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Warp-level primitives (PTX). A host emulation build (CK_ATTN_EMU) supplies its own versions with the same
+ * signatures, so the kernels below are the code that the emulator runs.
+ * ------------------------------------------------------------------------------------------------------- */
+#ifndef CK_ATTN_EMU
+__device__ __forceinline__ uint32_t ck__smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+/* 16-byte global → shared copy; when !valid the 16 bytes are zero-filled and global memory is not read
+ * (src-size 0), which is how rows past Tq / Tk become zeros (V rows must be finite: 0·NaN is NaN). */
+__device__ __forceinline__ void ck__cp_async16(void *smem, const void *gmem, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(ck__smem_addr(smem)), "l"(gmem),
+                 "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void ck__cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void ck__cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* Four 8×8 b16 matrices; lane l supplies the row address of row l%8 of matrix l/8. Lane t receives, of
+ * matrix i, row t/4 columns 2(t%4), 2(t%4)+1 in r[i] (low half = lower column). */
+__device__ __forceinline__ void ck__ldsm_x4(uint32_t (&r)[4], const void *smem) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(ck__smem_addr(smem)));
+}
+/* Transposed: lane t receives, of matrix i, rows 2(t%4), 2(t%4)+1 of column t/4. */
+__device__ __forceinline__ void ck__ldsm_x4_t(uint32_t (&r)[4], const void *smem) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(ck__smem_addr(smem)));
+}
+
+/* d (16×8, f32) += a (16×16, row) · b (16×8, col). */
+template <typename T>
+__device__ __forceinline__ void ck__mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+/* d (16×8, f32) += a (16×8, row) · b (8×8, col): the last half k-step when HD % 16 == 8. */
+template <typename T>
+__device__ __forceinline__ void ck__mma_1688(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t b0) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value)
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a0), "r"(a1), "r"(b0));
+    else
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a0), "r"(a1), "r"(b0));
+}
+
+/* 2^x on the MUFU unit with denormal results flushed to zero (p < 2^-126 contributes nothing anyway); plain
+ * exp2f adds a range check and two multiplies around the same instruction. exp2(-inf) = +0. */
+__device__ __forceinline__ float ck__exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+#endif /* CK_ATTN_EMU */
+
+template <typename T> __device__ __forceinline__ uint32_t ck__pack2(float lo, float hi) {
+    uint32_t u;
+    if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        memcpy(&u, &h, 4);
+    } else {
+        const __half2 h = __floats2half2_rn(lo, hi);
+        memcpy(&u, &h, 4);
+    }
+    return u;
+}
+
+__device__ __forceinline__ float ck__to_f32(float x) { return x; }
+__device__ __forceinline__ float ck__to_f32(__half x) { return __half2float(x); }
+__device__ __forceinline__ float ck__to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T> __device__ __forceinline__ T ck__from_f32(float x) {
+    if constexpr (std::is_same<T, float>::value) return x;
+    else if constexpr (std::is_same<T, __half>::value) return __float2half_rn(x);
+    else return __float2bfloat16_rn(x);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Shared-memory tiles of 16-bit elements: R rows × D columns, stored as 16-byte chunks, RC = D/8 per row;
+ * (row r, chunk c) lives at chunk index ck__swz<D>(r, c). ldmatrix reads 8 rows at one logical chunk and
+ * must hit 8 distinct 16-byte bank groups: 112-byte rows (D = 56, RC = 7 odd) already do; power-of-two
+ * row widths XOR the chunk with a row-dependent value (128-byte rows: c ^ (r & 7)).
+ * ------------------------------------------------------------------------------------------------------- */
+template <int D> __device__ __forceinline__ int ck__swz(int r, int c) {
+    constexpr int RC = D / 8;
+    if constexpr ((RC & (RC - 1)) == 0) return r * RC + (c ^ ((r / (8 / RC)) & (RC - 1)));
+    else return r * RC + c;
+}
+
+/* Rows [0, R) of a tile whose rows are contiguous in global memory (row r at src + r·D); rows >= nvalid
+ * are zero-filled. NT threads (thread index tid) share the copies; the caller commits the group. */
+template <int D, int R, int NT, typename T>
+__device__ __forceinline__ void ck__load_tile(uint4 *s, const T *src, int nvalid, int tid) {
+    constexpr int RC = D / 8, N = R * RC;
+#pragma unroll
+    for (int j = 0; j < (N + NT - 1) / NT; j++) {
+        const int i = tid + j * NT;
+        if (N % NT == 0 || i < N) {
+            const int  r  = i / RC, c = i - r * RC;
+            const bool ok = r < nvalid;
+            ck__cp_async16(&s[ck__swz<D>(r, c)], ok ? src + (int64_t)i * 8 : src, ok);
+        }
+    }
+}
+
+/* A fragments of Q for the warp's MT m-tiles starting at tile row row0: qf[mt][ks] covers columns
+ * [16ks, 16ks+16) (the k8 tail step uses qf[mt][KS-1][0..1] only). */
+template <int D, int MT>
+__device__ __forceinline__ void ck__load_q_frags(uint32_t (&qf)[MT][(D + 15) / 16][4], const uint4 *sQ, int row0,
+                                                 int lane) {
+    constexpr int KS = (D + 15) / 16, RC = D / 8;
+    const int     i = lane >> 3, r = lane & 7;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int ks = 0; ks < KS; ks++) {
+            const int row = row0 + mt * 16 + r + (i & 1) * 8, c = ks * 2 + (i >> 1);
+            ck__ldsm_x4(qf[mt][ks], &sQ[ck__swz<D>(row, c < RC ? c : RC - 1)]);
+        }
+}
+
+/* s (MT m-tiles × NN key n-tiles, C fragments) = Q · Kᵀ over the tile's first 8·NN keys. */
+template <typename T, int D, int MT, int NN>
+__device__ __forceinline__ void ck__qk(float (&s)[MT][NN][4], const uint32_t (&qf)[MT][(D + 15) / 16][4],
+                                       const uint4 *sK, int lane) {
+    constexpr int  KS = (D + 15) / 16, RC = D / 8;
+    constexpr bool KTAIL = D % 16 != 0;
+    const int      i = lane >> 3, r = lane & 7;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < NN; nt++) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
+#pragma unroll
+    for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+        for (int np = 0; np < NN / 2; np++) {
+            /* matrices: keys +0..7 / cols 16ks+0..7, keys +0..7 / +8..15, keys +8..15 / +0..7, keys +8..15 / +8..15
+             * = (b0, b1) of n-tile 2np, then (b0, b1) of n-tile 2np+1 */
+            uint32_t  kb[4];
+            const int key = np * 16 + r + (i >> 1) * 8, c = ks * 2 + (i & 1);
+            ck__ldsm_x4(kb, &sK[ck__swz<D>(key, c < RC ? c : RC - 1)]);
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                if (KTAIL && ks == KS - 1) {
+                    ck__mma_1688<T>(s[mt][2 * np], qf[mt][ks][0], qf[mt][ks][1], kb[0]);
+                    ck__mma_1688<T>(s[mt][2 * np + 1], qf[mt][ks][0], qf[mt][ks][1], kb[2]);
+                } else {
+                    ck__mma_16816<T>(s[mt][2 * np], qf[mt][ks], kb[0], kb[1]);
+                    ck__mma_16816<T>(s[mt][2 * np + 1], qf[mt][ks], kb[2], kb[3]);
+                }
+            }
+        }
+}
+
+/* Keys at tile index >= nvalid get -inf, so they drop out of the row max and get p = 0. */
+template <int MT, int NN> __device__ __forceinline__ void ck__mask_keys(float (&s)[MT][NN][4], int nvalid, int lane) {
+    const int k0 = (lane & 3) * 2;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < NN; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                if (nt * 8 + k0 + (e & 1) >= nvalid) s[mt][nt][e] = -INFINITY;
+}
+
+/* Online softmax over one key tile. A thread holds rows g (h = 0) and g+8 (h = 1) of each m-tile; the four
+ * lanes of a quad share a row, so the max is reduced across the quad while the sum l stays per lane until
+ * the end (the rescale factor is quad-uniform). The max is taken on raw scores (scale > 0, checked by the
+ * launcher) and exp2 gets s·scale·log2e − m·scale·log2e in one FMA. Turns s into p in place. */
+template <int MT, int NN, int NO>
+__device__ __forceinline__ void ck__online_softmax(float (&s)[MT][NN][4], float (&o)[MT][NO][4], float (&m)[MT][2],
+                                                   float (&l)[MT][2], float sl2) {
+    float corr[MT][2];
+    bool  rescale = false;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float mx = m[mt][h];
+#pragma unroll
+            for (int nt = 0; nt < NN; nt++) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            /* the first tile has at least one real key, so mx is finite; m = -inf there gives corr = 0 */
+            corr[mt][h]    = ck__exp2((m[mt][h] - mx) * sl2);
+            rescale       |= mx != m[mt][h];
+            const float mb = mx * sl2;
+            m[mt][h]       = mx;
+            float rs       = 0.0f;
+#pragma unroll
+            for (int nt = 0; nt < NN; nt++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const float p = ck__exp2(fmaf(s[mt][nt][2 * h + e], sl2, -mb));
+                    s[mt][nt][2 * h + e] = p;
+                    rs += p;
+                }
+            l[mt][h] = fmaf(l[mt][h], corr[mt][h], rs);
+        }
+    /* Once the running max has settled (most tiles of a long row) no row of the warp changes it, and the
+     * multiply of O by exactly 1 is skipped for the whole warp. */
+    if (__any_sync(0xffffffffu, rescale))
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int no = 0; no < NO; no++) {
+                o[mt][no][0] *= corr[mt][0];
+                o[mt][no][1] *= corr[mt][0];
+                o[mt][no][2] *= corr[mt][1];
+                o[mt][no][3] *= corr[mt][1];
+            }
+}
+
+/* o (MT × D/8 n-tiles) += P · V over the tile's first 8·NN keys. The C fragments of S n-tiles 2kk and
+ * 2kk+1 are exactly the A fragment of key k-step kk (rows g/g+8, columns 2(t%4)+{0,1} and +8). */
+template <typename T, int D, int MT, int NN>
+__device__ __forceinline__ void ck__pv(float (&o)[MT][D / 8][4], const float (&p)[MT][NN][4], const uint4 *sV,
+                                       int lane) {
+    constexpr int NO = D / 8, RC = D / 8;
+    const int     i = lane >> 3, r = lane & 7;
+#pragma unroll
+    for (int kk = 0; kk < NN / 2; kk++) {
+        uint32_t pa[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            pa[mt][0] = ck__pack2<T>(p[mt][2 * kk][0], p[mt][2 * kk][1]);
+            pa[mt][1] = ck__pack2<T>(p[mt][2 * kk][2], p[mt][2 * kk][3]);
+            pa[mt][2] = ck__pack2<T>(p[mt][2 * kk + 1][0], p[mt][2 * kk + 1][1]);
+            pa[mt][3] = ck__pack2<T>(p[mt][2 * kk + 1][2], p[mt][2 * kk + 1][3]);
+        }
+#pragma unroll
+        for (int dp = 0; dp < (NO + 1) / 2; dp++) {
+            /* transposed matrices: keys +0..7 / cols 16dp+0..7, keys +8..15 / +0..7, keys +0..7 / +8..15,
+             * keys +8..15 / +8..15 = (b0, b1) of output n-tile 2dp, then of 2dp+1 */
+            uint32_t  vb[4];
+            const int key = kk * 16 + r + (i & 1) * 8, c = dp * 2 + (i >> 1);
+            ck__ldsm_x4_t(vb, &sV[ck__swz<D>(key, c < RC ? c : RC - 1)]);
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                ck__mma_16816<T>(o[mt][2 * dp], pa[mt], vb[0], vb[1]);
+                if (2 * dp + 1 < NO) ck__mma_16816<T>(o[mt][2 * dp + 1], pa[mt], vb[2], vb[3]);
+            }
+        }
+    }
+}
+
+/* Normalizes the warp's rows [row0, row0 + 16·MT) of a block, stages them as T in `stage` (the block's Q
+ * tile, free by now: each warp only ever read its own rows of it) and writes the rows < nrows to Ob with
+ * 16-byte coalesced stores (the warp's rows are contiguous in global memory). */
+template <typename T, int D, int MT>
+__device__ __forceinline__ void ck__store_o(T *Ob, uint4 *stage, int row0, int nrows, float (&o)[MT][D / 8][4],
+                                            const float (&l)[MT][2], int lane) {
+    constexpr int NO = D / 8, RC = D / 8, N = 16 * MT * RC;
+    const int     g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float lt = l[mt][h];
+            lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+            lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+            const float inv = 1.0f / lt;
+            const int   row = row0 + mt * 16 + g + 8 * h;
+#pragma unroll
+            for (int no = 0; no < NO; no++)
+                reinterpret_cast<uint32_t *>(&stage[ck__swz<D>(row, no)])[t] =
+                    ck__pack2<T>(o[mt][no][2 * h] * inv, o[mt][no][2 * h + 1] * inv);
+        }
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < (N + 31) / 32; j++) {
+        const int idx = lane + j * 32;
+        if (N % 32 == 0 || idx < N) {
+            const int r = idx / RC, c = idx - r * RC, row = row0 + r;
+            if (row < nrows) *reinterpret_cast<uint4 *>(Ob + (int64_t)row * D + c * 8) = stage[ck__swz<D>(row, c)];
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * FlashAttention-2-style kernel. Block = NW warps = BQ = 16·MT·NW queries of one group; grid.x = G · nqb
+ * (query blocks of a group adjacent, so they share the group's K/V in L2).
+ * Shared memory: sQ (BQ, D) + sK, sV (2 stages, 64, D); 48 KiB at D = 64, MT = 2 (the static limit).
+ * Pipeline: tile t+1 is in flight (cp.async) while tile t is computed; the trailing __syncthreads of
+ * iteration t protects stage t&1 from the copy issued at the top of iteration t+1.
+ * MT = 2 (32 rows per warp) halves the shared-memory traffic per MMA (each K/V fragment feeds two m-tiles),
+ * which is what keeps the tensor cores fed on the long global-attention rows; MT = 1 gives twice the
+ * blocks for short sequences and Tq = 64 windows.
+ * ------------------------------------------------------------------------------------------------------- */
+template <typename T, int D, int MT, int NW>
+__global__ void __launch_bounds__(NW * 32, MT == 2 ? 2 : 3)
+    attention_flash_kernel(T *__restrict__ O, const T *__restrict__ Q, const T *__restrict__ K,
+                           const T *__restrict__ V, int Tq, int Tk, int nqb, float sl2) {
+    constexpr int BQ = 16 * MT * NW, BK = 64, NN = BK / 8, RC = D / 8, NT = NW * 32;
+    constexpr int KS = (D + 15) / 16, NO = D / 8;
+    __shared__ __align__(128) uint4 sQ[BQ * RC];    /* (BQ, D), later the output staging tile */
+    __shared__ __align__(128) uint4 sK[2][BK * RC]; /* (2, BK, D) */
+    __shared__ __align__(128) uint4 sV[2][BK * RC]; /* (2, BK, D) */
+
+    const int     tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int64_t g   = (int64_t)blockIdx.x / nqb;
+    const int     q0  = (int)((int64_t)blockIdx.x - g * nqb) * BQ;
+    const T      *Qb  = Q + ((int64_t)g * Tq + q0) * D; /* (BQ, D) rows of this block */
+    const T      *Kg  = K + (int64_t)g * Tk * D;        /* (Tk, D) */
+    const T      *Vg  = V + (int64_t)g * Tk * D;        /* (Tk, D) */
+    T            *Ob  = O + ((int64_t)g * Tq + q0) * D;
+    const int     nkt = (Tk + BK - 1) / BK;
+    const int     row0 = warp * 16 * MT;
+
+    ck__load_tile<D, BQ, NT>(sQ, Qb, Tq - q0, tid);
+    ck__load_tile<D, BK, NT>(sK[0], Kg, Tk, tid);
+    ck__load_tile<D, BK, NT>(sV[0], Vg, Tk, tid);
+    ck__cp_async_commit();
+
+    float    o[MT][NO][4];
+    float    m[MT][2], l[MT][2];
+    uint32_t qf[MT][KS][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+        m[mt][0] = m[mt][1] = -INFINITY;
+        l[mt][0] = l[mt][1] = 0.0f;
+#pragma unroll
+        for (int no = 0; no < NO; no++) o[mt][no][0] = o[mt][no][1] = o[mt][no][2] = o[mt][no][3] = 0.0f;
+    }
+
+    for (int t = 0; t < nkt; t++) {
+        const int st = t & 1;
+        if (t + 1 < nkt) {
+            const int64_t off = (int64_t)(t + 1) * BK * D;
+            ck__load_tile<D, BK, NT>(sK[st ^ 1], Kg + off, Tk - (t + 1) * BK, tid);
+            ck__load_tile<D, BK, NT>(sV[st ^ 1], Vg + off, Tk - (t + 1) * BK, tid);
+            ck__cp_async_commit();
+            ck__cp_async_wait<1>();
+        } else {
+            ck__cp_async_wait<0>();
+        }
+        __syncthreads();
+        if (t == 0) ck__load_q_frags<D, MT>(qf, sQ, row0, lane);
+
+        float s[MT][NN][4];
+        ck__qk<T, D, MT, NN>(s, qf, sK[st], lane);
+        if ((t + 1) * BK > Tk) ck__mask_keys<MT, NN>(s, Tk - t * BK, lane);
+        ck__online_softmax<MT, NN, NO>(s, o, m, l, sl2);
+        ck__pv<T, D, MT, NN>(o, s, sV[st], lane);
+        __syncthreads();
+    }
+    ck__store_o<T, D, MT>(Ob, sQ, row0, Tq - q0, o, l, lane);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Mask-unit kernel: Tq <= 16 and Tk <= NKT (16, 32 or 64). Warp w of block b owns group b·NW + w alone:
+ * its Q (16 rows, rows >= Tq zero), K and V (NKT rows, rows >= Tk zero) in its own shared slots, one tile,
+ * no block barrier (a warp past G leaves at once). Memory bound at these sizes, so what matters is that
+ * every byte moved is a real row and that many warps have their copies in flight.
+ * ------------------------------------------------------------------------------------------------------- */
+template <int D, int NKT> struct ck__small_cfg {
+    static constexpr int warp_bytes = (16 + 2 * NKT) * (D / 8) * 16;
+    static constexpr int NW = 48 * 1024 / warp_bytes < 4 ? 48 * 1024 / warp_bytes : 4;
+};
+
+template <typename T, int D, int NKT>
+__global__ void __launch_bounds__(ck__small_cfg<D, NKT>::NW * 32)
+    attention_small_kernel(T *__restrict__ O, const T *__restrict__ Q, const T *__restrict__ K,
+                           const T *__restrict__ V, int64_t G, int Tq, int Tk, float sl2) {
+    constexpr int NW = ck__small_cfg<D, NKT>::NW, RC = D / 8, NN = NKT / 8, KS = (D + 15) / 16, NO = D / 8;
+    __shared__ __align__(128) uint4 sQ[NW][16 * RC];  /* per warp (16, D), later the output staging tile */
+    __shared__ __align__(128) uint4 sK[NW][NKT * RC]; /* per warp (NKT, D) */
+    __shared__ __align__(128) uint4 sV[NW][NKT * RC]; /* per warp (NKT, D) */
+
+    const int     warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int64_t g    = (int64_t)blockIdx.x * NW + warp;
+    if (g >= G) return;
+    ck__load_tile<D, 16, 32>(sQ[warp], Q + g * Tq * D, Tq, lane);
+    ck__load_tile<D, NKT, 32>(sK[warp], K + g * Tk * D, Tk, lane);
+    ck__load_tile<D, NKT, 32>(sV[warp], V + g * Tk * D, Tk, lane);
+    ck__cp_async_commit();
+    ck__cp_async_wait<0>();
+    __syncwarp();
+
+    uint32_t qf[1][KS][4];
+    ck__load_q_frags<D, 1>(qf, sQ[warp], 0, lane);
+    float s[1][NN][4];
+    ck__qk<T, D, 1, NN>(s, qf, sK[warp], lane);
+    if (Tk < NKT) ck__mask_keys<1, NN>(s, Tk, lane);
+    float o[1][NO][4], m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}};
+#pragma unroll
+    for (int no = 0; no < NO; no++) o[0][no][0] = o[0][no][1] = o[0][no][2] = o[0][no][3] = 0.0f;
+    ck__online_softmax<1, NN, NO>(s, o, m, l, sl2);
+    ck__pv<T, D, 1, NN>(o, s, sV[warp], lane);
+    __syncwarp(); /* every lane's ldmatrix of sQ is done before it becomes the staging tile */
+    ck__store_o<T, D, 1>(O + g * Tq * D, sQ[warp], 0, Tq, o, l, lane);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * SIMT kernel (f32 parity path; also any dtype with a head dim the tensor-core kernels lack, HD <= DM).
+ * One thread per query row, BQ rows of one group per block, K/V tiles of 32 keys converted to f32 in shared
+ * memory (every thread reads the same element: broadcast). expf and an explicit scale multiply follow the
+ * CPU reference (s = scale·(q·k), p = exp(s − max)), so f32 results agree with it to rounding.
+ * ------------------------------------------------------------------------------------------------------- */
+template <typename T, int DM, int BQ>
+__global__ void __launch_bounds__(BQ)
+    attention_simt_kernel(T *__restrict__ O, const T *__restrict__ Q, const T *__restrict__ K,
+                          const T *__restrict__ V, int Tq, int Tk, int HD, int nqb, float scale) {
+    constexpr int BK = 32;
+    __shared__ __align__(16) float sK[BK][DM]; /* (BK, DM), columns >= HD zero */
+    __shared__ __align__(16) float sV[BK][DM];
+
+    const int     tid = threadIdx.x;
+    const int64_t g   = (int64_t)blockIdx.x / nqb;
+    const int     q0 = (int)((int64_t)blockIdx.x - g * nqb) * BQ, row = q0 + tid;
+    const bool    active = row < Tq;
+    const T      *qr     = Q + ((int64_t)g * Tq + (active ? row : q0)) * HD;
+    const T      *Kg = K + (int64_t)g * Tk * HD, *Vg = V + (int64_t)g * Tk * HD;
+
+    float q[DM], o[DM];
+#pragma unroll
+    for (int d = 0; d < DM; d++) {
+        q[d] = d < HD ? ck__to_f32(qr[d]) : 0.0f;
+        o[d] = 0.0f;
+    }
+    float m = -INFINITY, l = 0.0f;
+    for (int k0 = 0; k0 < Tk; k0 += BK) {
+        const int nk = Tk - k0 < BK ? Tk - k0 : BK;
+        __syncthreads(); /* the previous tile is fully consumed */
+        for (int i = tid; i < BK * DM; i += BQ) {
+            const int  j = i / DM, d = i % DM;
+            const bool ok = j < nk && d < HD;
+            sK[j][d]      = ok ? ck__to_f32(Kg[(int64_t)(k0 + j) * HD + d]) : 0.0f;
+            sV[j][d]      = ok ? ck__to_f32(Vg[(int64_t)(k0 + j) * HD + d]) : 0.0f;
+        }
+        __syncthreads();
+        float s[BK], mx = m;
+#pragma unroll
+        for (int j = 0; j < BK; j++) {
+            float acc = 0.0f;
+#pragma unroll
+            for (int d = 0; d < DM; d += 4) {
+                const float4 kv = *reinterpret_cast<const float4 *>(&sK[j][d]);
+                acc = fmaf(q[d], kv.x, acc);
+                acc = fmaf(q[d + 1], kv.y, acc);
+                acc = fmaf(q[d + 2], kv.z, acc);
+                acc = fmaf(q[d + 3], kv.w, acc);
+            }
+            s[j] = j < nk ? acc * scale : -INFINITY;
+            mx   = fmaxf(mx, s[j]);
+        }
+        const float corr = expf(m - mx); /* first tile: exp(-inf) = 0 */
+        l *= corr;
+#pragma unroll
+        for (int d = 0; d < DM; d++) o[d] *= corr;
+#pragma unroll
+        for (int j = 0; j < BK; j++) {
+            const float p = expf(s[j] - mx);
+            l += p;
+#pragma unroll
+            for (int d = 0; d < DM; d += 4) {
+                const float4 vv = *reinterpret_cast<const float4 *>(&sV[j][d]);
+                o[d]            = fmaf(p, vv.x, o[d]);
+                o[d + 1]        = fmaf(p, vv.y, o[d + 1]);
+                o[d + 2]        = fmaf(p, vv.z, o[d + 2]);
+                o[d + 3]        = fmaf(p, vv.w, o[d + 3]);
+            }
+        }
+        m = mx;
+    }
+    if (!active) return;
+    const float inv = 1.0f / l;
+    T          *orow = O + ((int64_t)g * Tq + row) * HD;
+#pragma unroll
+    for (int d = 0; d < DM; d++)
+        if (d < HD) orow[d] = ck__from_f32<T>(o[d] * inv);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Launchers
+ * ------------------------------------------------------------------------------------------------------- */
+struct ck__attn_args {
+    void       *o;
+    const void *q, *k, *v;
+    int64_t     G;
+    int         Tq, Tk, HD;
+    float       scale;
+    cudaStream_t stream;
+};
+
+template <typename T, int D, int MT> void ck__launch_flash(const ck__attn_args &a) {
+    constexpr int BQ = 16 * MT * 4;
+    const int64_t nqb = (a.Tq + BQ - 1) / BQ;
+    CK_ASSERT(a.G * nqb <= INT32_MAX);
+    auto kern = attention_flash_kernel<T, D, MT, 4>;
+    CK_ATTN_LAUNCH(kern, dim3((unsigned)(a.G * nqb)), dim3(128), a.stream, (T *)a.o, (const T *)a.q,
+                   (const T *)a.k, (const T *)a.v, a.Tq, a.Tk, (int)nqb, a.scale * kCkLog2e);
+}
+
+template <typename T, int D, int NKT> void ck__launch_small(const ck__attn_args &a) {
+    constexpr int NW = ck__small_cfg<D, NKT>::NW;
+    CK_ASSERT((a.G + NW - 1) / NW <= INT32_MAX);
+    auto kern = attention_small_kernel<T, D, NKT>;
+    CK_ATTN_LAUNCH(kern, dim3((unsigned)((a.G + NW - 1) / NW)), dim3(NW * 32), a.stream, (T *)a.o,
+                   (const T *)a.q, (const T *)a.k, (const T *)a.v, a.G, a.Tq, a.Tk, a.scale * kCkLog2e);
+}
+
+template <typename T, int DM> void ck__launch_simt(const ck__attn_args &a) {
+    const int     bq  = a.Tq <= 32 ? 32 : 64;
+    const int64_t nqb = (a.Tq + bq - 1) / bq;
+    CK_ASSERT(a.G * nqb <= INT32_MAX);
+    const dim3 grid((unsigned)(a.G * nqb));
+    if (bq == 32) {
+        auto kern = attention_simt_kernel<T, DM, 32>;
+        CK_ATTN_LAUNCH(kern, grid, dim3(32), a.stream, (T *)a.o, (const T *)a.q, (const T *)a.k, (const T *)a.v,
+                       a.Tq, a.Tk, a.HD, (int)nqb, a.scale);
+    } else {
+        auto kern = attention_simt_kernel<T, DM, 64>;
+        CK_ATTN_LAUNCH(kern, grid, dim3(64), a.stream, (T *)a.o, (const T *)a.q, (const T *)a.k, (const T *)a.v,
+                       a.Tq, a.Tk, a.HD, (int)nqb, a.scale);
+    }
+}
+
+template <typename T> int ck__try_simt(const ck__attn_args &a) {
+    if (a.HD <= 32) ck__launch_simt<T, 32>(a);
+    else if (a.HD <= 64) ck__launch_simt<T, 64>(a);
+    else return -1;
+    return CK_ATTN_SIMT;
+}
+
+/* Tensor-core variants for one head dim. The small head dims (tests) get the small kernel for Tk <= 64 and
+ * the 64-query flash kernel; 56 and 64 get every variant. */
+template <typename T, int D> int ck__try_tc_dim(const ck__attn_args &a, int variant) {
+    constexpr bool full = D == 56 || D == 64;
+    switch (variant) {
+    case CK_ATTN_SMALL:
+        if (a.Tq > 16 || a.Tk > 64) return -1;
+        if constexpr (full) {
+            if (a.Tk <= 16) ck__launch_small<T, D, 16>(a);
+            else if (a.Tk <= 32) ck__launch_small<T, D, 32>(a);
+            else ck__launch_small<T, D, 64>(a);
+        } else {
+            ck__launch_small<T, D, 64>(a);
+        }
+        return CK_ATTN_SMALL;
+    case CK_ATTN_FLASH64: ck__launch_flash<T, D, 1>(a); return CK_ATTN_FLASH64;
+    case CK_ATTN_FLASH128:
+        if constexpr (full) {
+            ck__launch_flash<T, D, 2>(a);
+            return CK_ATTN_FLASH128;
+        }
+        return -1;
+    default: return -1;
+    }
+}
+
+template <typename T> int ck__try_tc(const ck__attn_args &a, int variant) {
+    switch (a.HD) {
+    case 8: return ck__try_tc_dim<T, 8>(a, variant);
+    case 16: return ck__try_tc_dim<T, 16>(a, variant);
+    case 32: return ck__try_tc_dim<T, 32>(a, variant);
+    case 56: return ck__try_tc_dim<T, 56>(a, variant);
+    case 64: return ck__try_tc_dim<T, 64>(a, variant);
+    default: return -1;
+    }
+}
+
+/* SM count of the current device, queried once per device (a host call that is legal during capture). */
+int ck__attn_sm_count(void) {
+    static int cache[64];
+    int        dev = 0;
+    CK_ASSERT(cudaGetDevice(&dev) == cudaSuccess);
+    if (dev >= 0 && dev < 64 && cache[dev] > 0) return cache[dev];
+    int sms = 0;
+    CK_ASSERT(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && sms > 0);
+    if (dev >= 0 && dev < 64) cache[dev] = sms;
+    return sms;
+}
+
+/* The op's own choice for a 16-bit dtype with a tensor-core head dim. */
+int ck__attn_auto_variant(const ck__attn_args &a) {
+    if (a.Tq <= 16 && a.Tk <= 64) return CK_ATTN_SMALL;
+    /* 128-query blocks only pay off on long rows and when they still fill two waves of 2 blocks per SM;
+     * otherwise the 64-query kernel has the better occupancy and less row padding. */
+    if ((a.HD == 56 || a.HD == 64) && a.Tq >= 256 && a.G * ((a.Tq + 127) / 128) >= 2 * (int64_t)ck__attn_sm_count())
+        return CK_ATTN_FLASH128;
+    return CK_ATTN_FLASH64;
+}
+
+} /* namespace */
+
+extern "C" const char *ck__attn_variant_name(int variant) {
+    switch (variant) {
+    case CK_ATTN_AUTO: return "auto";
+    case CK_ATTN_SIMT: return "simt";
+    case CK_ATTN_SMALL: return "small";
+    case CK_ATTN_FLASH64: return "flash64";
+    case CK_ATTN_FLASH128: return "flash128";
+    case CK_ATTN_WGMMA: return "wgmma";
+    default: return "none";
+    }
+}
+
+extern "C" int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
+                                          const ck_tensor *v, float scale, ck_attn_variant variant) {
+    CK_ASSERT(q->ndim == 3 && k->ndim == 3 && v->ndim == 3 && o->ndim == 3);
+    CK_ASSERT(q->dtype == k->dtype && q->dtype == v->dtype && q->dtype == o->dtype);
+    CK_ASSERT(q->dtype == CK_DTYPE_F32 || q->dtype == CK_DTYPE_F16 || q->dtype == CK_DTYPE_BF16);
+    const int64_t G = q->shape[0], Tq = q->shape[1], HD = q->shape[2], Tk = k->shape[1];
+    CK_ASSERT(k->shape[0] == G && v->shape[0] == G && o->shape[0] == G);
+    CK_ASSERT(k->shape[2] == HD && v->shape[2] == HD && v->shape[1] == Tk && o->shape[1] == Tq && o->shape[2] == HD);
+    CK_ASSERT(Tq <= INT32_MAX && Tk <= INT32_MAX && HD <= INT32_MAX);
+    /* the kernels take the row max on unscaled scores */
+    CK_ASSERT(scale > 0.0f && isfinite(scale));
+    if (G == 0 || Tq == 0) return variant == CK_ATTN_AUTO ? CK_ATTN_AUTO : (int)variant;
+    CK_ASSERT(Tk >= 1 && HD >= 1);
+
+    ck__attn_args a;
+    a.o = o->data, a.q = q->data, a.k = k->data, a.v = v->data;
+    a.G = G, a.Tq = (int)Tq, a.Tk = (int)Tk, a.HD = (int)HD, a.scale = scale;
+    a.stream = ck_cuda_stream(be);
+
+    /* 16-byte cp.async / vector stores need aligned base pointers (the arena gives 256) */
+    const int aligned = (((uintptr_t)a.o | (uintptr_t)a.q | (uintptr_t)a.k | (uintptr_t)a.v) & 15) == 0;
+    const int tc = q->dtype != CK_DTYPE_F32 && aligned && (HD == 8 || HD == 16 || HD == 32 || HD == 56 || HD == 64);
+
+    int want = variant;
+    if (want == CK_ATTN_AUTO) want = tc ? ck__attn_auto_variant(a) : CK_ATTN_SIMT;
+
+    int used = -1;
+    if (want == CK_ATTN_SIMT) {
+        switch (q->dtype) {
+        case CK_DTYPE_F32: used = ck__try_simt<float>(a); break;
+        case CK_DTYPE_F16: used = ck__try_simt<__half>(a); break;
+        default: used = ck__try_simt<__nv_bfloat16>(a); break;
+        }
+    } else if (tc) {
+        used = q->dtype == CK_DTYPE_F16 ? ck__try_tc<__half>(a, want) : ck__try_tc<__nv_bfloat16>(a, want);
+    }
+    if (variant == CK_ATTN_AUTO && used < 0) {
+        CK_LOG_ERR("ck_attention_cuda: no kernel for dtype %s, head dim %lld", ck_dtype_name(q->dtype), (long long)HD);
+        CK_ASSERT(used >= 0);
+    }
+    if (used >= 0) {
+        const cudaError_t err = cudaGetLastError();
+        if (err != cudaSuccess) {
+            CK_LOG_ERR("ck_attention_cuda: %s launch failed: %s", ck__attn_variant_name(used), cudaGetErrorString(err));
+            CK_ASSERT(err == cudaSuccess);
+        }
+    }
+    return used;
+}
+
+extern "C" void ck_attention_cuda(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
+                                  const ck_tensor *v, float scale) {
+    ck__attention_cuda_variant(be, o, q, k, v, scale, CK_ATTN_AUTO);
+}

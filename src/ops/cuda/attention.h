@@ -1,0 +1,61 @@
+/* Fused scaled-dot-product attention on CUDA (flash-style, no score matrix in memory).
+ *
+ *     // backend_cuda.c fills its op slot with it:
+ *     be->attention = ck_attention_cuda;
+ *     // o (G,Tq,HD) = softmax(q (G,Tq,HD) · k (G,Tk,HD)ᵀ · scale) · v (G,Tk,HD)
+ *     ck_attention_cuda(be, &o, &q, &k, &v, 1.0f / sqrtf(56.0f));
+ *
+ * The op enqueues on ck_cuda_stream(be), allocates nothing and synchronizes nothing, so it can be
+ * captured into a CUDA Graph. Kernels by dtype and shape (src/ops/cuda/attention.cu has the details):
+ *   - bf16 / f16, HD in {8, 16, 32, 56, 64}: tensor cores (mma.sync m16n8k16, fp32 accumulation);
+ *     Tq <= 16 and Tk <= 64 (Hiera mask units) run one group per warp, everything else runs the
+ *     FlashAttention-2-style kernel with 64- or 128-query blocks;
+ *   - f32 and any other head dim up to 64: a SIMT kernel with fp32 FMAs (the parity path).
+ * ck_cuda_stream is provided by the CUDA backend (and by standalone harnesses such as
+ * dev/cuda/attention_bench.cu).
+ */
+#ifndef CK_OPS_CUDA_ATTENTION_H
+#define CK_OPS_CUDA_ATTENTION_H
+
+/* the C headers first, so that C++ includers do not see them inside the extern "C" block */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "backend/backend.h"
+
+/* The stream every op of this backend enqueues on. */
+cudaStream_t ck_cuda_stream(ck_backend *be);
+
+void ck_attention_cuda(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
+                       float scale);
+
+/* Kernel variants, for benchmarks and tests that want one in particular; the op itself uses AUTO. */
+typedef enum ck_attn_variant {
+    CK_ATTN_AUTO     = 0,
+    CK_ATTN_SIMT     = 1, /* fp32 FMAs, any dtype, HD <= 64 */
+    CK_ATTN_SMALL    = 2, /* tensor cores, one group per warp: Tq <= 16, Tk <= 64 */
+    CK_ATTN_FLASH64  = 3, /* tensor cores, 64 queries per block (4 warps × 16 rows) */
+    CK_ATTN_FLASH128 = 4, /* tensor cores, 128 queries per block (4 warps × 32 rows) */
+    CK_ATTN_WGMMA    = 5, /* Hopper wgmma, 128 queries per block (sm_90a builds on a 9.0 device) */
+    CK_ATTN_VARIANT_COUNT
+} ck_attn_variant;
+
+/* Enqueues `variant` (AUTO: the op's own choice). Returns the variant launched, or -1 (nothing
+ * enqueued) when that variant cannot serve this dtype / head dim / shape / device. */
+int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
+                               const ck_tensor *v, float scale, ck_attn_variant variant);
+const char *ck__attn_variant_name(int variant);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
