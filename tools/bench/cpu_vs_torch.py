@@ -106,7 +106,7 @@ def main():
         f"| PyTorch {torch.__version__} eager fp32 | {t_med:.1f} | {t_min:.1f} | {statistics.median(t_first):.1f} | "
         f"all runs: {', '.join(f'{t:.0f}' for t in t_all)} |",
         f"| ckey CPU fp32 | {c_med:.1f} | {c_min:.1f} | {statistics.median(c_first):.1f} | per-round medians: "
-        f"{', '.join(f'{r['median_ms']:.0f}' for r in c_all)}; peak RSS {max(c_rss):.0f} MiB |",
+        f"{', '.join('%.0f' % r['median_ms'] for r in c_all)}; peak RSS {max(c_rss):.0f} MiB |",
         "",
         f"**ratio ckey / PyTorch (median): {c_med / t_med:.2f}x**",
         "",
