@@ -1,0 +1,374 @@
+/* CUDA backend: device selection, one stream, cuBLAS/cuBLASLt handles with a fixed workspace, a fixed
+ * scratch buffer for op temporaries, device memory with current/peak accounting, transfers, CUDA Graph
+ * capture and event timers; the op slots point at the kernels of ops/cuda (see ops/cuda/ops_cuda.h for the rules
+ * every op keeps: one stream, no allocation, no synchronization).
+ *
+ * Creation never crashes on a machine without a driver or GPU: it returns NULL with the reason in err
+ * ("no CUDA device: ..."), without logging, since with --device auto that is only a notice.
+ * Host entry points report CUDA failures where the table lets them (graph_* return 1 on success, 0 on
+ * failure, as api.c tests them); the void ones (upload, download, synchronize) treat a failure as fatal,
+ * since they can only fail when the device is gone or an earlier kernel faulted, and continuing would
+ * return garbage.
+ *
+ * Environment: CK_CUDA_SYNC=1 synchronizes and checks after every kernel (locates asynchronous faults);
+ * CK_CUDA_SCRATCH_MB overrides the scratch size (default 128). */
+#ifdef CK_HAVE_CUDA
+
+#include "ops/cuda/ops_cuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CK_HAVE_CUDA_FUSED_ATTENTION
+/* attention.cu is not part of this build: the op table's fused slot falls back to the unfused path
+ * (and no reference to the missing symbol is emitted) */
+#define ck_attention_cuda ck_attention_unfused_cuda
+#endif
+
+#define CK_CUDA_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLASLt: 32 MiB recommended for Hopper */
+#define CK_CUDA_SCRATCH_MB_DEFAULT 128
+
+/* Fatal check for void entry points (see banner). */
+#define CK_CUDA_FATAL(call)                                                                         \
+    do {                                                                                            \
+        cudaError_t ck_e_ = (call);                                                                 \
+        if (ck_e_ != cudaSuccess) {                                                                 \
+            CK_LOG_ERR("CUDA backend: %s failed: %s", #call, cudaGetErrorString(ck_e_));            \
+            ck__assert_fail(__FILE__, __LINE__, __func__, #call);                                   \
+        }                                                                                           \
+    } while (0)
+
+cudaStream_t ck_cuda_stream(ck_backend *be) { return ck_cuda_of(be)->stream; }
+
+/* ---- memory ---- */
+
+static void *cuda_alloc(ck_backend *be, size_t bytes) {
+    ck_cuda *cu = ck_cuda_of(be);
+    if (cu->capturing) { /* cudaMalloc would invalidate the capture */
+        CK_LOG_ERR("CUDA backend: allocation of %zu bytes during graph capture refused", bytes);
+        return NULL;
+    }
+    if (cu->n_allocs == cu->cap_allocs) {
+        const int n   = cu->cap_allocs ? 2 * cu->cap_allocs : 64;
+        void     *tbl = realloc(cu->allocs, sizeof *cu->allocs * (size_t)n);
+        if (!tbl) return NULL;
+        cu->allocs     = tbl;
+        cu->cap_allocs = n;
+    }
+    cudaSetDevice(cu->device);
+    void       *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 256);
+    if (e != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: clear it so the next kernel check does not see it */
+        CK_LOG_DBG("CUDA backend: cudaMalloc(%zu) failed: %s", bytes, cudaGetErrorString(e));
+        return NULL;
+    }
+    cu->allocs[cu->n_allocs].ptr   = p;
+    cu->allocs[cu->n_allocs].bytes = bytes;
+    cu->n_allocs++;
+    cu->mem_cur += bytes;
+    if (cu->mem_cur > cu->mem_peak) cu->mem_peak = cu->mem_cur;
+    return p;
+}
+
+static void cuda_free(ck_backend *be, void *ptr) {
+    ck_cuda *cu = ck_cuda_of(be);
+    if (!ptr) return;
+    CK_ASSERT(!cu->capturing);
+    for (int i = 0; i < cu->n_allocs; i++) {
+        if (cu->allocs[i].ptr != ptr) continue;
+        cu->mem_cur -= cu->allocs[i].bytes;
+        cu->allocs[i] = cu->allocs[--cu->n_allocs];
+        cudaSetDevice(cu->device);
+        cudaError_t e = cudaFree(ptr);
+        if (e != cudaSuccess) CK_LOG_ERR("CUDA backend: cudaFree failed: %s", cudaGetErrorString(e));
+        return;
+    }
+    CK_LOG_ERR("CUDA backend: free of a pointer this backend did not allocate (%p)", ptr);
+}
+
+static void cuda_upload(ck_backend *be, void *dst, const void *src, size_t n) {
+    ck_cuda *cu = ck_cuda_of(be);
+    if (!n) return;
+    CK_CUDA_FATAL(cudaSetDevice(cu->device));
+    CK_CUDA_FATAL(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, cu->stream));
+    /* From pageable memory the copy has left the host buffer when cudaMemcpyAsync returns; from pinned
+     * memory it has not, and callers may free or refill the buffer right after upload. */
+    struct cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, src) == cudaSuccess && at.type == cudaMemoryTypeHost && !cu->capturing)
+        CK_CUDA_FATAL(cudaStreamSynchronize(cu->stream));
+    cudaGetLastError(); /* cudaPointerGetAttributes may leave an error for unknown pointers */
+}
+
+static void cuda_download(ck_backend *be, void *dst, const void *src, size_t n) {
+    ck_cuda *cu = ck_cuda_of(be);
+    if (!n) return;
+    CK_CUDA_FATAL(cudaSetDevice(cu->device));
+    CK_CUDA_FATAL(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, cu->stream));
+    CK_CUDA_FATAL(cudaStreamSynchronize(cu->stream));
+}
+
+static void cuda_synchronize(ck_backend *be) {
+    ck_cuda *cu = ck_cuda_of(be);
+    CK_CUDA_FATAL(cudaStreamSynchronize(cu->stream));
+}
+
+/* ---- graphs: begin / end / launch return 1 on success, 0 on failure (logged) ---- */
+
+static void cuda_graph_reset(ck_backend *be) {
+    ck_cuda *cu = ck_cuda_of(be);
+    if (cu->graph_exec) cudaGraphExecDestroy(cu->graph_exec);
+    if (cu->graph) cudaGraphDestroy(cu->graph);
+    cu->graph_exec = NULL;
+    cu->graph      = NULL;
+}
+
+static int cuda_graph_begin(ck_backend *be) {
+    ck_cuda *cu = ck_cuda_of(be);
+    if (cu->capturing) return 0;
+    cudaSetDevice(cu->device);
+    /* thread-local: other threads' unrelated CUDA calls do not break this capture */
+    cudaError_t e = cudaStreamBeginCapture(cu->stream, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        CK_LOG_ERR("CUDA backend: cudaStreamBeginCapture failed: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    cu->capturing = 1;
+    return 1;
+}
+
+static int cuda_graph_end(ck_backend *be) {
+    ck_cuda *cu = ck_cuda_of(be);
+    if (!cu->capturing) return 0;
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamEndCapture(cu->stream, &g);
+    cu->capturing = 0;
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        if (g) cudaGraphDestroy(g);
+        CK_LOG_ERR("CUDA backend: cudaStreamEndCapture failed: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    cuda_graph_reset(be);
+    cu->graph = g;
+    e         = cudaGraphInstantiate(&cu->graph_exec, g, 0);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        cu->graph_exec = NULL;
+        cuda_graph_reset(be);
+        CK_LOG_ERR("CUDA backend: cudaGraphInstantiate failed: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    return 1;
+}
+
+static int cuda_graph_launch(ck_backend *be) {
+    ck_cuda *cu = ck_cuda_of(be);
+    if (!cu->graph_exec || cu->capturing) return 0;
+    cudaError_t e = cudaGraphLaunch(cu->graph_exec, cu->stream);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        CK_LOG_ERR("CUDA backend: cudaGraphLaunch failed: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- accounting and timers ---- */
+
+static size_t cuda_mem_peak(ck_backend *be) { return ck_cuda_of(be)->mem_peak; }
+static void   cuda_mem_peak_reset(ck_backend *be) { ck_cuda_of(be)->mem_peak = ck_cuda_of(be)->mem_cur; }
+
+static void cuda_timer_mark(ck_backend *be, int which) {
+    ck_cuda *cu = ck_cuda_of(be);
+    CK_CUDA_FATAL(cudaEventRecord(cu->ev[which ? 1 : 0], cu->stream));
+}
+
+static float cuda_timer_elapsed_ms(ck_backend *be) {
+    ck_cuda *cu = ck_cuda_of(be);
+    float    ms = 0.0f;
+    CK_CUDA_FATAL(cudaEventSynchronize(cu->ev[1]));
+    cudaError_t e = cudaEventElapsedTime(&ms, cu->ev[0], cu->ev[1]);
+    if (e != cudaSuccess) { /* e.g. a mark missing: not fatal, report 0 */
+        cudaGetLastError();
+        CK_LOG_WARN("CUDA backend: timer: %s", cudaGetErrorString(e));
+        return 0.0f;
+    }
+    return ms;
+}
+
+/* ---- lifetime ---- */
+
+static void cuda_destroy(ck_backend *be) {
+    if (!be) return;
+    ck_cuda *cu = ck_cuda_of(be);
+    if (cu) {
+        cudaSetDevice(cu->device);
+        if (cu->capturing) { /* abandon a capture left open */
+            cudaGraph_t g = NULL;
+            cudaStreamEndCapture(cu->stream, &g);
+            if (g) cudaGraphDestroy(g);
+            cu->capturing = 0;
+        }
+        if (cu->stream) cudaStreamSynchronize(cu->stream);
+        cuda_graph_reset(be);
+        for (int i = 0; i < 2; i++)
+            if (cu->ev[i]) cudaEventDestroy(cu->ev[i]);
+        ck__cuda_lt_cache_free(cu);
+        if (cu->lt) cublasLtDestroy(cu->lt);
+        if (cu->blas) cublasDestroy(cu->blas);
+        if (cu->workspace) cudaFree(cu->workspace);
+        if (cu->scratch) cudaFree(cu->scratch);
+        for (int i = 0; i < cu->n_allocs; i++) cudaFree(cu->allocs[i].ptr); /* leaked by the caller */
+        free(cu->allocs);
+        if (cu->stream) cudaStreamDestroy(cu->stream);
+        cudaGetLastError();
+        free(cu);
+    }
+    free(be);
+}
+
+/* Creation failures after the device is known: message in err, partial state released. */
+static ck_backend *create_fail(ck_backend *be, ck_err *err, const char *what, const char *why) {
+    if (err) snprintf(err->msg, sizeof err->msg, "CUDA backend: %s: %s", what, why);
+    cudaGetLastError();
+    cuda_destroy(be);
+    return NULL;
+}
+
+#define CREATE_CUDA(call)                                                                          \
+    do {                                                                                           \
+        cudaError_t ck_e_ = (call);                                                                \
+        if (ck_e_ != cudaSuccess) return create_fail(be, err, #call, cudaGetErrorString(ck_e_));   \
+    } while (0)
+#define CREATE_CUBLAS(call)                                                                        \
+    do {                                                                                           \
+        cublasStatus_t ck_s_ = (call);                                                             \
+        if (ck_s_ != CUBLAS_STATUS_SUCCESS) return create_fail(be, err, #call, cublasGetStatusString(ck_s_)); \
+    } while (0)
+
+ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
+    ck_backend_opts o = {0, CK_PREC_FP32, 1};
+    if (opts) o = *opts;
+
+    int         ndev = 0;
+    cudaError_t e    = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        if (err) snprintf(err->msg, sizeof err->msg, "no CUDA device: %s", cudaGetErrorString(e));
+        return NULL;
+    }
+    if (ndev == 0) {
+        if (err) snprintf(err->msg, sizeof err->msg, "no CUDA device: no GPU visible to the driver");
+        return NULL;
+    }
+    if (o.device_index < 0 || o.device_index >= ndev) {
+        if (err)
+            snprintf(err->msg, sizeof err->msg, "no CUDA device %d (%d device%s visible)", o.device_index, ndev,
+                     ndev == 1 ? "" : "s");
+        return NULL;
+    }
+    struct cudaDeviceProp prop;
+    if ((e = cudaSetDevice(o.device_index)) != cudaSuccess ||
+        (e = cudaGetDeviceProperties(&prop, o.device_index)) != cudaSuccess) {
+        cudaGetLastError();
+        if (err) snprintf(err->msg, sizeof err->msg, "no usable CUDA device %d: %s", o.device_index, cudaGetErrorString(e));
+        return NULL;
+    }
+    if (prop.major < 8) { /* bf16 mma, cp.async and ldmatrix need sm_80 */
+        if (err)
+            snprintf(err->msg, sizeof err->msg, "CUDA device %d (%s) has compute capability %d.%d; ckey needs 8.0 or newer",
+                     o.device_index, prop.name, prop.major, prop.minor);
+        return NULL;
+    }
+    if ((e = ck__cuda_probe_kernels()) != cudaSuccess) {
+        cudaGetLastError();
+        if (err)
+            snprintf(err->msg, sizeof err->msg,
+                     "this build has no kernels for %s (sm_%d%d): %s; rebuild with CMAKE_CUDA_ARCHITECTURES=%d%d-real",
+                     prop.name, prop.major, prop.minor, cudaGetErrorString(e), prop.major, prop.minor);
+        return NULL;
+    }
+    ck_dtype dt;
+    switch (o.precision) {
+    case CK_PREC_FP32: dt = CK_DTYPE_F32; break;
+    case CK_PREC_BF16: dt = CK_DTYPE_BF16; break;
+    case CK_PREC_FP16: dt = CK_DTYPE_F16; break;
+    default:
+        if (err) snprintf(err->msg, sizeof err->msg, "CUDA backend: unknown precision %d", (int)o.precision);
+        return NULL;
+    }
+
+    ck_backend *be = calloc(1, sizeof *be);
+    ck_cuda    *cu = calloc(1, sizeof *cu);
+    if (!be || !cu) {
+        free(be);
+        free(cu);
+        if (err) snprintf(err->msg, sizeof err->msg, "CUDA backend: out of host memory");
+        return NULL;
+    }
+    be->impl            = cu;
+    cu->device          = o.device_index;
+    cu->cc_major        = prop.major;
+    cu->cc_minor        = prop.minor;
+    cu->sm_count        = prop.multiProcessorCount;
+    cu->fused_attention = o.fused_attention;
+    const char *sync    = getenv("CK_CUDA_SYNC");
+    cu->debug_sync      = sync && sync[0] && strcmp(sync, "0") != 0;
+    size_t      scratch_mb = CK_CUDA_SCRATCH_MB_DEFAULT;
+    const char *smb        = getenv("CK_CUDA_SCRATCH_MB");
+    if (smb && atoi(smb) >= 16) scratch_mb = (size_t)atoi(smb);
+
+    CREATE_CUDA(cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking));
+    CREATE_CUDA(cudaEventCreate(&cu->ev[0]));
+    CREATE_CUDA(cudaEventCreate(&cu->ev[1]));
+    cu->workspace_bytes = CK_CUDA_WORKSPACE_BYTES;
+    CREATE_CUDA(cudaMalloc(&cu->workspace, cu->workspace_bytes));
+    cu->scratch_bytes = scratch_mb << 20;
+    CREATE_CUDA(cudaMalloc(&cu->scratch, cu->scratch_bytes));
+    cu->mem_cur = cu->mem_peak = cu->workspace_bytes + cu->scratch_bytes;
+    CREATE_CUBLAS(cublasLtCreate(&cu->lt));
+    CREATE_CUBLAS(cublasCreate(&cu->blas));
+    CREATE_CUBLAS(cublasSetStream(cu->blas, cu->stream));
+    /* a user workspace keeps cuBLAS from allocating, which graph capture forbids; the two libraries
+     * share it because they only ever run one after the other on the one stream */
+    CREATE_CUBLAS(cublasSetWorkspace(cu->blas, cu->workspace, cu->workspace_bytes));
+    CREATE_CUBLAS(cublasSetMathMode(cu->blas, CUBLAS_DEFAULT_MATH)); /* no TF32 */
+
+    be->name         = "cuda";
+    be->device       = CK_DEVICE_CUDA;
+    be->act_dtype    = dt;
+    be->weight_dtype = dt;
+    be->alloc        = cuda_alloc;
+    be->free         = cuda_free;
+    be->upload       = cuda_upload;
+    be->download     = cuda_download;
+    be->synchronize  = cuda_synchronize;
+    be->destroy      = cuda_destroy;
+    be->ext.graph_begin      = cuda_graph_begin;
+    be->ext.graph_end        = cuda_graph_end;
+    be->ext.graph_launch     = cuda_graph_launch;
+    be->ext.graph_reset      = cuda_graph_reset;
+    be->ext.mem_peak         = cuda_mem_peak;
+    be->ext.mem_peak_reset   = cuda_mem_peak_reset;
+    be->ext.timer_mark       = cuda_timer_mark;
+    be->ext.timer_elapsed_ms = cuda_timer_elapsed_ms;
+#define CK_FILL(name) be->name = ck_##name##_cuda;
+    CK_OPS(CK_FILL)
+#undef CK_FILL
+    be->attention = o.fused_attention ? ck_attention_cuda : ck_attention_unfused_cuda;
+#ifndef CK_HAVE_CUDA_FUSED_ATTENTION
+    if (o.fused_attention) CK_LOG_DBG("CUDA backend: built without the fused attention kernel; using the unfused path");
+#endif
+    const char *missing = NULL;
+    if (!ck_backend_complete(be, &missing)) return create_fail(be, err, "op table", missing);
+
+    CK_LOG_INFO("cuda: device %d %s (sm_%d%d, %d SMs, %.1f GiB), %s, %s attention, scratch %zu MiB", cu->device,
+                prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0,
+                ck_dtype_name(dt), be->attention == ck_attention_unfused_cuda ? "unfused" : "fused", scratch_mb);
+    return be;
+}
+
+#endif /* CK_HAVE_CUDA */

@@ -1,0 +1,199 @@
+/* GroupNorm on CUDA, NHWC, with fused residual add and ReLU, statistics output and frozen statistics
+ * input (tiled refiner). ref: torch.nn.GroupNorm; CPU reference ops/cpu/norm.c.
+ *
+ * Deterministic (bitwise run to run, no atomics): fixed-order reductions only.
+ *   1. partial kernel, grid (chunk, sample): each block sums a fixed chunk of pixels per channel into
+ *      (Σ, Σ²) partials, double, in cu->scratch: part (B, nchunk, C). Values are shifted by the group's
+ *      first element before squaring (shifted-data variance: E[x²] − E[x]² would cancel badly in fp32
+ *      when |mean| ≫ std); threads sum at most 32 pixels in fp32 before widening to double.
+ *   2. final kernel, one block per (sample, group): sums the partials in a fixed order (double),
+ *      mean and rstd = 1/√(var + eps) in double as the CPU, stored as float (B, groups, 2).
+ *   3. coef kernel: per (sample, channel) scale = rstd·γ and shift = β − mean·scale, (B, C, 2).
+ *   4. apply kernel: y = act(x·scale + shift + residual), in the CPU's operation order; y may alias x
+ *      and/or the residual (element-wise, read before write).
+ * Frozen statistics skip 1–2 and read `stats`. */
+#include "ops/cuda/common.cuh"
+
+#define GN_THREADS 256
+#define GN_FLUSH 32 /* pixels summed in fp32 before the running sums widen to double */
+
+template <typename T>
+__global__ void __launch_bounds__(GN_THREADS)
+    gn_partial_kernel(double2 *__restrict__ part, const T *__restrict__ x, int64_t P, int C, int CG, int64_t chunk,
+                      int nchunk) {
+    __shared__ double2 sh[GN_THREADS]; /* (pixel lane, channel) partial (Σ, Σ²) */
+    const int     b = blockIdx.y, ch = blockIdx.x;
+    const int64_t p0 = (int64_t)ch * chunk, p1 = p0 + chunk < P ? p0 + chunk : P;
+    const T      *xb = x + (int64_t)b * P * C; /* (P, C) of this sample */
+    const int     CT = C < GN_THREADS ? C : GN_THREADS; /* channels per pass */
+    const int     R  = GN_THREADS / CT;                 /* pixel lanes */
+    const int     tc = threadIdx.x % CT, tr = threadIdx.x / CT;
+    for (int c0 = 0; c0 < C; c0 += CT) {
+        const int c     = c0 + tc;
+        const bool live = tr < R && c < C;
+        double    s = 0.0, s2 = 0.0;
+        if (live) {
+            const float shift = ck_ldf(xb[(c / CG) * CG]); /* pixel 0, first channel of the group */
+            float       fs = 0.0f, fs2 = 0.0f;
+            int         n  = 0;
+            for (int64_t p = p0 + tr; p < p1; p += R) {
+                const float v = ck_ldf(xb[p * C + c]) - shift;
+                fs += v;
+                fs2 += v * v;
+                if (++n == GN_FLUSH) {
+                    s += fs, s2 += fs2;
+                    fs = fs2 = 0.0f;
+                    n        = 0;
+                }
+            }
+            s += fs, s2 += fs2;
+        }
+        sh[threadIdx.x] = make_double2(s, s2);
+        __syncthreads();
+        if (tr == 0 && c < C) {
+            double a = 0.0, a2 = 0.0;
+            for (int r = 0; r < R; r++) {
+                a += sh[r * CT + tc].x;
+                a2 += sh[r * CT + tc].y;
+            }
+            part[((int64_t)b * nchunk + ch) * C + c] = make_double2(a, a2);
+        }
+        __syncthreads();
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(GN_THREADS)
+    gn_final_kernel(float *__restrict__ stats, const double2 *__restrict__ part, const T *__restrict__ x, int64_t P,
+                    int C, int CG, int groups, int nchunk, float eps) {
+    __shared__ double sa[GN_THREADS], sb[GN_THREADS]; /* per-thread Σ, Σ² */
+    const int     b = blockIdx.x / groups, gi = blockIdx.x % groups;
+    const int64_t n = (int64_t)nchunk * CG;
+    double        s = 0.0, s2 = 0.0;
+    for (int64_t i = threadIdx.x; i < n; i += GN_THREADS) {
+        const int64_t ch = i / CG;
+        const int     cc = (int)(i % CG);
+        const double2 v  = part[((int64_t)b * nchunk + ch) * C + gi * CG + cc];
+        s += v.x;
+        s2 += v.y;
+    }
+    sa[threadIdx.x] = s;
+    sb[threadIdx.x] = s2;
+    __syncthreads();
+    for (int off = GN_THREADS / 2; off > 0; off >>= 1) { /* fixed tree: same order every run */
+        if ((int)threadIdx.x < off) {
+            sa[threadIdx.x] += sa[threadIdx.x + off];
+            sb[threadIdx.x] += sb[threadIdx.x + off];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        const double cnt   = (double)P * CG;
+        const double shift = (double)ck_ldf(x[(int64_t)b * P * C + gi * CG]);
+        const double ms    = sa[0] / cnt;
+        double       var   = sb[0] / cnt - ms * ms;
+        if (var < 0.0) var = 0.0;
+        stats[2 * blockIdx.x]     = (float)(shift + ms);
+        stats[2 * blockIdx.x + 1] = (float)(1.0 / sqrt(var + (double)eps));
+    }
+}
+
+__global__ void gn_coef_kernel(float2 *__restrict__ coef, const float *__restrict__ stats,
+                               const float *__restrict__ gamma, const float *__restrict__ beta, int B, int C, int CG,
+                               int groups) {
+    CK_GRID_STRIDE(i, (int64_t)B * C) {
+        const int   b = (int)(i / C), c = (int)(i % C);
+        const int   sg   = b * groups + c / CG;
+        const float mean = stats[2 * sg], rstd = stats[2 * sg + 1];
+        const float sc   = __fmul_rn(rstd, gamma[c]);
+        coef[i]          = make_float2(sc, __fsub_rn(beta[c], __fmul_rn(mean, sc)));
+    }
+}
+
+/* grid.y = sample; x, y, r may alias (each element is read, then written, by one thread) */
+template <typename T, int V>
+__global__ void gn_apply_kernel(T *y, const T *x, const T *r, const float2 *__restrict__ coef, int64_t PC, int C,
+                                int act) {
+    const int64_t base = (int64_t)blockIdx.y * PC;
+    const float2 *cf   = coef + (int64_t)blockIdx.y * C; /* (C) (scale, shift) of this sample */
+    const int64_t nvec = PC / V;
+    CK_GRID_STRIDE(i, nvec) {
+        const int64_t e  = base + i * V;
+        const int     c0 = (int)((i * V) % C);
+        ck_vec<T, V>  xv = ck_vload<T, V>(x + e);
+        ck_vec<T, V>  rv;
+        if (r) rv = ck_vload<T, V>(r + e);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            const float2 k = cf[c0 + j];
+            float        v = __fadd_rn(__fmul_rn(ck_ldf(xv.v[j]), k.x), k.y);
+            if (r) v += ck_ldf(rv.v[j]);
+            if (act == CK_ACT_RELU) v = v > 0.0f ? v : 0.0f;
+            else if (act == CK_ACT_GELU) v = ck_gelu_erf_d(v);
+            xv.v[j] = ck_stf<T>(v);
+        }
+        ck_vstore<T, V>(y + e, xv);
+    }
+}
+
+template <typename T>
+static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const float *gamma, const float *beta,
+                   int groups, float eps, const ck_tensor *residual, int act, const ck_tensor *stats, int frozen) {
+    const int64_t B = x->shape[0], C = ck_tensor_last(x);
+    const int64_t P = ck_tensor_numel(x) / (B * C);
+    const int     CG = (int)(C / groups);
+    CK_ASSERT(B <= 65535 && C <= 0x7fffffff && P * C <= ((int64_t)1 << 40));
+
+    /* scratch: partials (B, nchunk, C) double2 | stats (B, groups, 2) float | coef (B, C) float2 */
+    uint8_t *scr = (uint8_t *)cu->scratch;
+    size_t   off = 0;
+    const size_t coef_bytes  = ((size_t)B * C * sizeof(float2) + 255) & ~(size_t)255;
+    const size_t stats_bytes = ((size_t)B * groups * 2 * sizeof(float) + 255) & ~(size_t)255;
+    float2      *coef        = (float2 *)(scr + off); /* (B, C) */
+    off += coef_bytes;
+    float *st = stats ? (float *)stats->data : (float *)(scr + off); /* (B, groups, 2) */
+    off += stats ? 0 : stats_bytes;
+    CK_ASSERT(off <= cu->scratch_bytes);
+
+    if (!frozen) {
+        /* chunks: ≥ 64 pixels, ≤ 2048 per sample, partials must fit in what is left of the scratch */
+        int64_t chunk = (P + 2047) / 2048;
+        if (chunk < 64) chunk = 64;
+        int64_t nchunk = (P + chunk - 1) / chunk;
+        while ((size_t)B * nchunk * C * sizeof(double2) > cu->scratch_bytes - off && chunk < P) {
+            chunk *= 2;
+            nchunk = (P + chunk - 1) / chunk;
+        }
+        CK_ASSERT((size_t)B * nchunk * C * sizeof(double2) <= cu->scratch_bytes - off && nchunk <= 0x7fffffff);
+        double2 *part = (double2 *)(scr + off); /* (B, nchunk, C) */
+        gn_partial_kernel<T><<<dim3((unsigned)nchunk, (unsigned)B), GN_THREADS, 0, cu->stream>>>(
+            part, (const T *)x->data, P, (int)C, CG, chunk, (int)nchunk);
+        CK_KERNEL_CHECK(cu);
+        gn_final_kernel<T><<<(unsigned)(B * groups), GN_THREADS, 0, cu->stream>>>(st, part, (const T *)x->data, P, (int)C,
+                                                                                  CG, groups, (int)nchunk, eps);
+        CK_KERNEL_CHECK(cu);
+    }
+    gn_coef_kernel<<<ck_grid_for(cu, B * C, 256), 256, 0, cu->stream>>>(coef, st, gamma, beta, (int)B, (int)C, CG, groups);
+    CK_KERNEL_CHECK(cu);
+
+    T            *Y  = (T *)y->data; /* (B, P, C), may alias x and the residual */
+    const T      *X  = (const T *)x->data; /* (B, P, C) */
+    const T      *R  = residual ? (const T *)residual->data : NULL; /* (B, P, C) */
+    constexpr int V  = ck_v16<T>::V;
+    const int64_t PC = P * C;
+    const int     vec = C % V == 0 && ck_aligned(X, 16) && ck_aligned(Y, 16) && (!R || ck_aligned(R, 16));
+    unsigned      gx  = ck_grid_for(cu, vec ? PC / V : PC, 256) / (unsigned)B + 1;
+    if (vec) gn_apply_kernel<T, V><<<dim3(gx, (unsigned)B), 256, 0, cu->stream>>>(Y, X, R, coef, PC, (int)C, act);
+    else gn_apply_kernel<T, 1><<<dim3(gx, (unsigned)B), 256, 0, cu->stream>>>(Y, X, R, coef, PC, (int)C, act);
+    CK_KERNEL_CHECK(cu);
+}
+
+extern "C" void ck_groupnorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                                  const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
+                                  const ck_tensor *stats, int stats_frozen) {
+    ck_cuda *cu = ck_cuda_of(be);
+    CK_ASSERT(ck_is_float_dtype(x->dtype) && y->dtype == x->dtype && (!residual || residual->dtype == x->dtype));
+    CK_ASSERT(gamma->dtype == CK_DTYPE_F32 && beta->dtype == CK_DTYPE_F32 && (!stats || stats->dtype == CK_DTYPE_F32));
+    CK_DISPATCH_FLOAT(x->dtype, T, launch<T>(cu, y, x, (const float *)gamma->data, (const float *)beta->data, groups, eps,
+                                             residual, act, stats, stats_frozen));
+}

@@ -1,0 +1,249 @@
+/* Linear layers on CUDA: one cuBLASLt matmul plus, where cuBLASLt cannot express it exactly, one fused
+ * epilogue kernel. ref: torch.nn.functional.linear (y = x·Wᵀ + b); CPU reference ops/cpu/linear.c.
+ *
+ * Row-major y (M, N) = x (M, K) · w (N, K)ᵀ is, seen column-major as cuBLAS does, yᵀ (N×M, ld N) =
+ * op_T(w: K×N, ld K) · (xᵀ: K×M, ld K): m = N, n = M, k = K, transa = T, transb = N.
+ *
+ * Numerics:
+ *   - CUBLAS_COMPUTE_32F in every precision. In fp32 mode that is true SGEMM (no TF32: fp32 is the
+ *     parity mode against the CPU); in bf16/fp16 the products accumulate in fp32.
+ *   - Bias: cuBLASLt's bias vector must have the output dtype (cublasLt.h, BIAS_DATA_TYPE), and our
+ *     biases are float32, so the BIAS epilogue is used only in fp32 mode; in bf16/fp16 the epilogue
+ *     kernel adds the float32 bias (one extra pass over y, no rounding of the bias itself).
+ *   - GELU is the exact erf form (nn.GELU default). cuBLASLt's GELU epilogue is the tanh approximation,
+ *     so GELU always goes through the epilogue kernel. ReLU uses cuBLASLt's (exact) epilogue.
+ *   - Residual with no activation is the GEMM's C operand with beta = 1 (in place when it aliases y);
+ *     with an activation it is added after it, by the epilogue kernel (CPU order: act(xWᵀ + b) + r).
+ * Plans (descriptors + heuristic algorithm) are cached per problem in the backend. If cuBLASLt has no
+ * algorithm for a problem, a plain tiled fp32-accumulate kernel computes it (correct, slow; odd shapes). */
+#include "ops/cuda/common.cuh"
+
+/* ---- epilogue: y = act(y + b) + r, b float32 (N), r like y; any of b / act / r may be absent ---- */
+
+template <typename T, int V>
+__global__ void linear_epilogue_kernel(T *__restrict__ y, const float *__restrict__ bias, const T *r, int64_t nvec,
+                                       int N, int act) {
+    CK_GRID_STRIDE(i, nvec) {
+        const int64_t e  = i * V;
+        const int     n0 = (int)(e % N); /* V divides N: a vector never crosses a row */
+        ck_vec<T, V>  yv = ck_vload<T, V>(y + e);
+        ck_vec<T, V>  rv;
+        if (r) rv = ck_vload<T, V>(r + e);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            float v = ck_ldf(yv.v[j]);
+            if (bias) v += bias[n0 + j];
+            v = ck_act_d(v, act);
+            if (r) v += ck_ldf(rv.v[j]);
+            yv.v[j] = ck_stf<T>(v);
+        }
+        ck_vstore<T, V>(y + e, yv);
+    }
+}
+
+/* ---- fallback GEMM (no cuBLASLt algorithm): 16×16 output tile per block, full epilogue ---- */
+
+#define CK_FB_TILE 16
+
+template <typename T>
+__global__ void linear_fallback_kernel(T *y, const T *__restrict__ x, const T *__restrict__ w,
+                                       const float *__restrict__ bias, const T *r, int act, int64_t M, int N, int K) {
+    __shared__ float xs[CK_FB_TILE][CK_FB_TILE + 1]; /* (m, k) */
+    __shared__ float ws[CK_FB_TILE][CK_FB_TILE + 1]; /* (n, k) */
+    const int64_t m = (int64_t)blockIdx.x * CK_FB_TILE + threadIdx.y;
+    const int     n = blockIdx.y * CK_FB_TILE + threadIdx.x;
+    float         acc = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += CK_FB_TILE) {
+        const int     kk = k0 + threadIdx.x;
+        const int64_t mr = (int64_t)blockIdx.x * CK_FB_TILE + threadIdx.y;
+        xs[threadIdx.y][threadIdx.x] = (mr < M && kk < K) ? ck_ldf(x[mr * K + kk]) : 0.0f;
+        const int nr = blockIdx.y * CK_FB_TILE + threadIdx.y;
+        ws[threadIdx.y][threadIdx.x] = (nr < N && kk < K) ? ck_ldf(w[(int64_t)nr * K + kk]) : 0.0f;
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < CK_FB_TILE; j++) acc += xs[threadIdx.y][j] * ws[threadIdx.x][j];
+        __syncthreads();
+    }
+    if (m < M && n < N) {
+        float v = acc;
+        if (bias) v += bias[n];
+        v = ck_act_d(v, act);
+        if (r) v += ck_ldf(r[m * N + n]);
+        y[m * N + n] = ck_stf<T>(v);
+    }
+}
+
+/* ---- cuBLASLt plans ---- */
+
+static int ptr_align(const void *p) {
+    if (!p) return 256;
+    uintptr_t a = (uintptr_t)p;
+    int       al = 1;
+    while (al < 256 && (a & (uintptr_t)(2 * al - 1)) == 0) al *= 2;
+    return al;
+}
+
+static cudaDataType_t cuda_type(ck_dtype t) {
+    switch (t) {
+    case CK_DTYPE_F16: return CUDA_R_16F;
+    case CK_DTYPE_BF16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+    }
+}
+
+static void plan_destroy(ck_lt_plan *p) {
+    if (!p->used) return;
+    if (p->op) cublasLtMatmulDescDestroy(p->op);
+    if (p->a) cublasLtMatrixLayoutDestroy(p->a);
+    if (p->b) cublasLtMatrixLayoutDestroy(p->b);
+    if (p->c) cublasLtMatrixLayoutDestroy(p->c);
+    memset(p, 0, sizeof *p);
+}
+
+extern "C" void ck__cuda_lt_cache_free(ck_cuda *cu) {
+    for (int i = 0; i < CK_LT_CACHE; i++) plan_destroy(&cu->plans[i]);
+    cu->plan_next = 0;
+}
+
+static ck_lt_plan *plan_get(ck_cuda *cu, const ck_lt_key *key, const void *bias) {
+    for (int i = 0; i < CK_LT_CACHE; i++)
+        if (cu->plans[i].used && memcmp(&cu->plans[i].key, key, sizeof *key) == 0) return &cu->plans[i];
+
+    ck_lt_plan *p = &cu->plans[cu->plan_next];
+    cu->plan_next = (cu->plan_next + 1) % CK_LT_CACHE;
+    plan_destroy(p);
+    p->used = 1;
+    p->key  = *key;
+
+    const cudaDataType_t    dt  = cuda_type((ck_dtype)key->dtype);
+    const cublasOperation_t tra = CUBLAS_OP_T, trb = CUBLAS_OP_N;
+    const cublasLtEpilogue_t epi = (cublasLtEpilogue_t)key->epilogue;
+    CK_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &tra, sizeof tra));
+    CK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &trb, sizeof trb));
+    CK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    if (bias) /* the heuristic reads the pointer's alignment */
+        CK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    CK_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->a, dt, (uint64_t)key->K, (uint64_t)key->N, (int64_t)key->K));
+    CK_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->b, dt, (uint64_t)key->K, (uint64_t)key->M, (int64_t)key->K));
+    CK_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->c, dt, (uint64_t)key->N, (uint64_t)key->M, (int64_t)key->N));
+
+    cublasLtMatmulPreference_t pref;
+    CK_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    const uint64_t ws = cu->workspace_bytes;
+    CK_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    /* the default assumes 256-byte aligned operands; say what we really have */
+    const cublasLtMatmulPreferenceAttributes_t al_attr[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4; i++) {
+        const uint32_t al = (uint32_t)key->align[i];
+        CK_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, al_attr[i], &al, sizeof al));
+    }
+    cublasLtMatmulHeuristicResult_t res;
+    int                             nres = 0;
+    memset(&res, 0, sizeof res);
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(cu->lt, p->op, p->a, p->b, p->c, p->c, pref, 1, &res, &nres);
+    cublasLtMatmulPreferenceDestroy(pref);
+    p->ok = st == CUBLAS_STATUS_SUCCESS && nres > 0 && res.state == CUBLAS_STATUS_SUCCESS;
+    if (p->ok) p->algo = res.algo;
+    else
+        CK_LOG_DBG("cuBLASLt: no algorithm for M=%lld N=%lld K=%lld %s epilogue %d (%s); using the fallback kernel",
+                   (long long)key->M, (long long)key->N, (long long)key->K, ck_dtype_name((ck_dtype)key->dtype),
+                   key->epilogue, cublasGetStatusString(st));
+    return p;
+}
+
+/* ---- op ---- */
+
+template <typename T>
+static void launch_epilogue(ck_cuda *cu, const ck_tensor *y, int64_t M, int64_t N, const float *bias, int act,
+                            const void *res) {
+    T            *Y    = (T *)y->data; /* (M, N) */
+    const T      *R    = (const T *)res; /* (M, N) or NULL */
+    const int64_t n    = M * N;
+    constexpr int V    = ck_v16<T>::V;
+    const int     vec  = N % V == 0 && ck_aligned(Y, 16) && (!R || ck_aligned(R, 16));
+    const int     thr  = 256;
+    if (vec) {
+        linear_epilogue_kernel<T, V><<<ck_grid_for(cu, n / V, thr), thr, 0, cu->stream>>>(Y, bias, R, n / V, (int)N, act);
+    } else {
+        linear_epilogue_kernel<T, 1><<<ck_grid_for(cu, n, thr), thr, 0, cu->stream>>>(Y, bias, R, n, (int)N, act);
+    }
+    CK_KERNEL_CHECK(cu);
+}
+
+template <typename T>
+static void launch_fallback(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const float *bias,
+                            int act, const void *res, int64_t M, int64_t N, int64_t K) {
+    CK_ASSERT((M + CK_FB_TILE - 1) / CK_FB_TILE <= 0x7fffffff && (N + CK_FB_TILE - 1) / CK_FB_TILE <= 65535);
+    dim3 grid((unsigned)((M + CK_FB_TILE - 1) / CK_FB_TILE), (unsigned)((N + CK_FB_TILE - 1) / CK_FB_TILE));
+    dim3 block(CK_FB_TILE, CK_FB_TILE);
+    linear_fallback_kernel<T><<<grid, block, 0, cu->stream>>>((T *)y->data, (const T *)x->data, (const T *)w->data,
+                                                              bias, (const T *)res, act, M, (int)N, (int)K);
+    CK_KERNEL_CHECK(cu);
+}
+
+extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
+                               const ck_tensor *b, ck_act act, const ck_tensor *residual) {
+    ck_cuda      *cu = ck_cuda_of(be);
+    const int64_t K = w->shape[1], N = w->shape[0];
+    const int64_t M = ck_tensor_numel(x) / K;
+    const ck_dtype dt = y->dtype;
+    CK_ASSERT(ck_is_float_dtype(dt) && x->dtype == dt && w->dtype == dt);
+    CK_ASSERT(!b || b->dtype == CK_DTYPE_F32);
+    CK_ASSERT(!residual || residual->dtype == dt);
+    CK_ASSERT(x->data != y->data);
+    CK_ASSERT(K <= 0x7fffffff && N <= 0x7fffffff);
+    const float *bias = b ? (const float *)b->data : NULL; /* (N) */
+    const void  *res  = residual ? residual->data : NULL; /* (M, N), may alias y */
+
+    /* What cuBLASLt does (epilogue, beta) and what is left to the epilogue kernel (post_*). */
+    cublasLtEpilogue_t epi       = CUBLASLT_EPILOGUE_DEFAULT;
+    int                beta_one  = 0;
+    const float       *post_bias = NULL;
+    int                post_act  = CK_ACT_NONE;
+    const void        *post_res  = NULL;
+    if (act == CK_ACT_NONE) {
+        beta_one = res != NULL;
+        if (bias && dt == CK_DTYPE_F32) epi = CUBLASLT_EPILOGUE_BIAS;
+        else post_bias = bias;
+    } else if (act == CK_ACT_RELU && !res && (dt == CK_DTYPE_F32 || !bias)) {
+        epi = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    } else {
+        post_bias = bias;
+        post_act  = act;
+        post_res  = res;
+    }
+    const int lt_bias = epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS;
+
+    ck_lt_key key;
+    memset(&key, 0, sizeof key); /* compared with memcmp: padding must be zero */
+    key.M        = M;
+    key.N        = N;
+    key.K        = K;
+    key.dtype    = dt;
+    key.epilogue = epi;
+    key.beta_one = beta_one;
+    key.align[0] = ptr_align(w->data);
+    key.align[1] = ptr_align(x->data);
+    key.align[2] = ptr_align(beta_one ? res : y->data);
+    key.align[3] = ptr_align(y->data);
+    key.align[4] = lt_bias ? ptr_align(bias) : 0;
+    ck_lt_plan *p = plan_get(cu, &key, lt_bias ? bias : NULL);
+
+    if (!p->ok) {
+        /* everything in one plain kernel (also reads a residual that aliases y element by element) */
+        CK_DISPATCH_FLOAT(dt, T, launch_fallback<T>(cu, y, x, w, bias, act, res, M, N, K));
+        return;
+    }
+    if (lt_bias)
+        CK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    const float alpha = 1.0f, beta = beta_one ? 1.0f : 0.0f;
+    const void *C     = beta_one ? res : y->data;
+    CK_CUBLAS_CHECK(cublasLtMatmul(cu->lt, p->op, &alpha, w->data, p->a, x->data, p->b, &beta, C, p->c, y->data, p->c,
+                                   &p->algo, cu->workspace, cu->workspace_bytes, cu->stream));
+    if (cu->debug_sync && !cu->capturing) CK_CUDA_CHECK(cudaStreamSynchronize(cu->stream));
+    if (post_bias || post_act != CK_ACT_NONE || post_res)
+        CK_DISPATCH_FLOAT(dt, T, launch_epilogue<T>(cu, y, M, N, post_bias, post_act, post_res));
+}

@@ -1,0 +1,125 @@
+/* CUDA backend internals shared by backend_cuda.c (host C) and the kernels in ops/cuda (.cu).
+ *
+ *     ck_backend *be = ck_backend_cuda_create(&opts, &err);   // backend/backend.h
+ *     ck_cuda    *cu = ck_cuda_of(be);                        // stream, cuBLAS handles, scratch
+ *
+ * Rules every op keeps:
+ *   - everything is enqueued on cu->stream; ops never synchronize and never allocate (so a whole
+ *     forward can be captured into a CUDA Graph). Temporary memory comes from cu->scratch, a
+ *     backend-owned buffer allocated once at creation; ops run one at a time on one stream, so every
+ *     op may use all of it.
+ *   - ops return void: a CUDA/cuBLAS failure inside an op is a bug or a dead device, so it is logged
+ *     with file:line and aborts (CK_CUDA_CHECK in common.cuh). Host entry points of the backend
+ *     (create, graph, ...) return status codes instead.
+ *   - activations are float32, float16 or bfloat16 (one dtype per backend instance); weight matrices
+ *     have weight_dtype (= act_dtype here); vectors (biases, norm affines, pos_embed, GN stats) are
+ *     float32. Every kernel accumulates in float32.
+ */
+#ifndef CK_OPS_CUDA_H
+#define CK_OPS_CUDA_H
+
+#include "backend/backend.h"
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* cuBLASLt plans for linear layers, cached per problem (shape, dtypes, epilogue, pointer alignment):
+ * the heuristic query costs tens of microseconds, a forward has ~100 GEMMs of ~20 distinct shapes. */
+#define CK_LT_CACHE 96
+
+typedef struct ck_lt_key {
+    int64_t M, N, K;
+    int     dtype;     /* ck_dtype of x, w, y */
+    int     epilogue;  /* cublasLtEpilogue_t */
+    int     beta_one;  /* C = residual, beta = 1 */
+    int     align[5];  /* byte alignment of A (w), B (x), C, D (y), bias */
+} ck_lt_key;
+
+typedef struct ck_lt_plan {
+    ck_lt_key              key;
+    int                    used;
+    int                    ok; /* 0: no cuBLASLt algorithm for this problem (fallback kernel) */
+    cublasLtMatmulDesc_t   op;
+    cublasLtMatrixLayout_t a, b, c;
+    cublasLtMatmulAlgo_t   algo;
+} ck_lt_plan;
+
+typedef struct ck_cuda {
+    int              device;
+    int              cc_major, cc_minor;
+    int              sm_count;
+    cudaStream_t     stream;
+    cublasLtHandle_t lt;
+    cublasHandle_t   blas;
+    void            *workspace; /* cuBLAS/cuBLASLt workspace (fixed, so both are capture-safe) */
+    size_t           workspace_bytes;
+    void            *scratch;   /* op temporaries: GN partials, conv weight relayout, attention chunks */
+    size_t           scratch_bytes;
+    int              fused_attention;
+    int              debug_sync; /* CK_CUDA_SYNC=1: synchronize and check after every kernel */
+    int              capturing;  /* inside graph_begin/graph_end */
+    /* memory accounting of alloc/free: (ptr, bytes) of live allocations */
+    struct ck_cuda_alloc {
+        void  *ptr;
+        size_t bytes;
+    }          *allocs;
+    int         n_allocs, cap_allocs;
+    size_t      mem_cur, mem_peak;
+    /* CUDA Graph of one captured sequence */
+    cudaGraph_t     graph;
+    cudaGraphExec_t graph_exec;
+    cudaEvent_t     ev[2];
+    ck_lt_plan      plans[CK_LT_CACHE];
+    int             plan_next; /* round-robin eviction */
+} ck_cuda;
+
+static inline ck_cuda *ck_cuda_of(ck_backend *be) { return (ck_cuda *)be->impl; }
+
+/* The stream every op of this backend enqueues on (defined in backend_cuda.c; kernels that do not see
+ * ck_cuda, such as attention.cu, use this). */
+cudaStream_t ck_cuda_stream(ck_backend *be);
+
+/* ---- ops (signatures as in backend/backend.h) ---- */
+void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
+                    ck_act act, const ck_tensor *residual);
+void ck_layernorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                       const ck_tensor *beta, float eps);
+void ck_conv2d_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
+                    int stride, int pad, int dilation);
+void ck_groupnorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                       const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
+                       const ck_tensor *stats, int stats_frozen);
+/* Flash-style fused attention (attention.cu); present when CK_HAVE_CUDA_FUSED_ATTENTION is defined. */
+void ck_attention_cuda(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
+                       const ck_tensor *v, float scale);
+/* Unfused reference ("sdpa=off"): scores materialized per chunk of queries in cu->scratch. */
+void ck_attention_unfused_cuda(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
+                               const ck_tensor *v, float scale);
+void ck_attn_gather_cuda(ck_backend *be, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
+                         const ck_tensor *qkv, int heads, int win_h, int win_w, int q_pool);
+void ck_attn_scatter_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *o, int heads, int win_h, int win_w);
+void ck_maxpool2x2_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
+void ck_add_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b);
+void ck_resize_bilinear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int accumulate);
+void ck_activation_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, ck_act act);
+void ck_sigmoid_add_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
+void ck_concat_sigmoid_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
+                            const ck_tensor *b);
+void ck_convert_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
+
+/* Releases the cached cuBLASLt plans (backend destroy). */
+void ck__cuda_lt_cache_free(ck_cuda *cu);
+/* cudaSuccess when this binary holds kernels for the current device (checked once at creation, so a
+ * GPU outside CMAKE_CUDA_ARCHITECTURES fails with a clear message instead of at the first op). */
+cudaError_t ck__cuda_probe_kernels(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,177 @@
+/* End-to-end network on the CUDA backend against the CPU backend, on the tiny fixture checkpoint
+ * (tools/reference/make_fixtures.py writes tests/fixtures/tiny/s128/model.safetensors).
+ * Input: the fixture's x.npy (NCHW → NHWC) when present, else a deterministic synthetic frame.
+ * Acceptance (alpha and fg, max abs against CPU fp32): CUDA fp32 ≤ 1e-4, bf16 ≤ 5e-3, fp16 ≤ 1e-2.
+ * In fp32 the intermediates (encoder features, logits, refiner delta) are compared too, so a mismatch
+ * points at a stage, and a second run must reproduce the first bit for bit.
+ * Skips cleanly (exit 0) without a CUDA device or without the fixture. */
+#include "ctx.h"
+#include "harness.h"
+#include "io/npy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S 128
+
+static int load_x(const char *dir, float *x) {
+    char   path[1024];
+    ck_npy ref;
+    ck_err err = {{0}};
+    snprintf(path, sizeof path, "%s/x.npy", dir);
+    if (ck_npy_read(path, &ref, &err) != CK_OK) return 0;
+    const int ok = ref.numel == (int64_t)4 * S * S;
+    if (ok)
+        for (int c = 0; c < 4; c++)
+            for (int64_t p = 0; p < (int64_t)S * S; p++) x[p * 4 + c] = ref.data[c * (int64_t)S * S + p];
+    ck_npy_free(&ref);
+    return ok;
+}
+
+/* Smooth colour field with a sharp-edged matte hint: ImageNet-normalized RGB range, hint in [0, 1]. */
+static void synth_x(float *x) {
+    for (int y = 0; y < S; y++)
+        for (int i = 0; i < S; i++) {
+            float *p = x + ((size_t)y * S + i) * 4;
+            p[0]     = 1.5f * sinf(0.11f * i + 0.07f * y);
+            p[1]     = 1.2f * cosf(0.05f * i - 0.13f * y) + 0.3f;
+            p[2]     = 0.8f * sinf(0.02f * (i + y)) - 0.4f;
+            const float dx = i - 0.5f * S, dy = y - 0.55f * S;
+            p[3]     = dx * dx + dy * dy < 0.09f * S * S ? 1.0f : 0.0f;
+        }
+}
+
+/* Device tensor of the last forward as float32 host memory (NHWC). */
+static float *fetch(ck_ctx *ctx, const ck_tensor *t) {
+    const size_t n   = (size_t)ck_tensor_numel(t);
+    float       *out = malloc(n * sizeof(float));
+    void        *raw = malloc(ck_tensor_nbytes(t));
+    CK_ASSERT(out && raw);
+    ctx->be->download(ctx->be, raw, t->data, ck_tensor_nbytes(t));
+    for (size_t i = 0; i < n; i++) {
+        if (t->dtype == CK_DTYPE_BF16) out[i] = ck_bf16_to_f32(((const uint16_t *)raw)[i]);
+        else if (t->dtype == CK_DTYPE_F16) out[i] = ck_f16_to_f32(((const uint16_t *)raw)[i]);
+        else out[i] = ((const float *)raw)[i];
+    }
+    free(raw);
+    return out;
+}
+
+static double max_abs_of(const float *a, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) m = fabs(a[i]) > m ? fabs(a[i]) : m;
+    return m;
+}
+
+typedef struct run_out {
+    float *alpha, *fg;                 /* (S·S), (S·S·3) */
+    float *inter[7];                   /* f1..f4, logits, logits_up, delta_raw (fp32 runs, keep) */
+    size_t inter_n[7];
+} run_out;
+
+static const char *inter_name[7] = {"f1", "f2", "f3", "f4", "logits", "logits_up", "delta_raw"};
+
+static int run(const char *ckpt, ck_device dev, ck_precision prec, const float *x, run_out *o, int keep) {
+    memset(o, 0, sizeof *o);
+    ck_params p          = ck_params_default();
+    p.size               = S;
+    p.device             = dev;
+    p.precision          = prec;
+    p.keep_intermediates = keep;
+    ck_ctx   *ctx        = NULL;
+    ck_status st         = ck_ctx_init(&ctx, ckpt, &p);
+    CHECK_MSG(st == CK_OK, "init %s on %s: %s", ckpt, dev == CK_DEVICE_CUDA ? "cuda" : "cpu", ck_ctx_last_error(ctx));
+    if (st != CK_OK) {
+        ck_ctx_free(ctx);
+        return 0;
+    }
+    o->alpha = malloc(sizeof(float) * S * S);
+    o->fg    = malloc(sizeof(float) * S * S * 3);
+    CK_ASSERT(o->alpha && o->fg);
+    st = ck_run_network(ctx, x, o->alpha, o->fg);
+    CHECK_MSG(st == CK_OK, "ck_run_network: %s", ck_ctx_last_error(ctx));
+    if (keep) {
+        const ck_model_out *m = &ctx->last;
+        const ck_tensor    *t[7] = {&m->f[0], &m->f[1], &m->f[2], &m->f[3], &m->logits, &m->logits_up, &m->delta_raw};
+        for (int i = 0; i < 7; i++) {
+            o->inter_n[i] = (size_t)ck_tensor_numel(t[i]);
+            o->inter[i]   = fetch(ctx, t[i]);
+        }
+    }
+    ck_ctx_free(ctx);
+    return st == CK_OK;
+}
+
+static void run_free(run_out *o) {
+    free(o->alpha);
+    free(o->fg);
+    for (int i = 0; i < 7; i++) free(o->inter[i]);
+    memset(o, 0, sizeof *o);
+}
+
+int main(void) {
+    /* without a device there is nothing to compare */
+    ck_err          err  = {{0}};
+    ck_backend_opts opts = {0, CK_PREC_FP32, 1};
+    ck_backend     *probe = ck_backend_cuda_create(&opts, &err);
+    if (!probe) {
+        printf("SKIP: no CUDA device (%s)\n", err.msg);
+        return 0;
+    }
+    probe->destroy(probe);
+
+    char dir[1024], ckpt[1100];
+    test_path(dir, sizeof dir, "CK_FIXTURES", "tiny/s128");
+    snprintf(ckpt, sizeof ckpt, "%s/model.safetensors", dir);
+    FILE *f = fopen(ckpt, "rb");
+    if (!f) {
+        printf("SKIP: fixture %s not found (tools/reference/make_fixtures.py writes it)\n", ckpt);
+        return 0;
+    }
+    fclose(f);
+
+    float *x = malloc(sizeof(float) * S * S * 4);
+    CK_ASSERT(x);
+    const int from_fixture = load_x(dir, x);
+    if (!from_fixture) synth_x(x);
+    printf("input: %s\n", from_fixture ? "fixture x.npy" : "synthetic");
+
+    run_out cpu, gpu;
+    if (!run(ckpt, CK_DEVICE_CPU, CK_PREC_FP32, x, &cpu, 1)) {
+        free(x);
+        return test_summary();
+    }
+
+    const ck_precision precs[3] = {CK_PREC_FP32, CK_PREC_BF16, CK_PREC_FP16};
+    const char        *names[3] = {"fp32", "bf16", "fp16"};
+    const double       tol[3]   = {1e-4, 5e-3, 1e-2};
+    for (int pi = 0; pi < 3; pi++) {
+        char label[64];
+        if (!run(ckpt, CK_DEVICE_CUDA, precs[pi], x, &gpu, pi == 0)) continue;
+        printf("-- CUDA %s vs CPU fp32\n", names[pi]);
+        if (pi == 0) {
+            /* intermediates: relative to each tensor's range, for locating a mismatch */
+            for (int i = 0; i < 7; i++) {
+                const double R = max_abs_of(cpu.inter[i], cpu.inter_n[i]);
+                snprintf(label, sizeof label, "[fp32] %s", inter_name[i]);
+                check_close(label, gpu.inter[i], cpu.inter[i], cpu.inter_n[i], 1e-4 * (R > 1.0 ? R : 1.0), 0.0);
+            }
+            run_out again;
+            if (run(ckpt, CK_DEVICE_CUDA, precs[pi], x, &again, 0)) {
+                CHECK_MSG(memcmp(again.alpha, gpu.alpha, sizeof(float) * S * S) == 0 &&
+                              memcmp(again.fg, gpu.fg, sizeof(float) * S * S * 3) == 0,
+                          "CUDA fp32: two runs differ");
+                run_free(&again);
+            }
+        }
+        snprintf(label, sizeof label, "[%s] alpha", names[pi]);
+        check_close(label, gpu.alpha, cpu.alpha, (size_t)S * S, tol[pi], 0.0);
+        snprintf(label, sizeof label, "[%s] fg", names[pi]);
+        check_close(label, gpu.fg, cpu.fg, (size_t)S * S * 3, tol[pi], 0.0);
+        run_free(&gpu);
+    }
+    run_free(&cpu);
+    free(x);
+    return test_summary();
+}

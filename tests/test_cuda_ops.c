@@ -1,0 +1,644 @@
+/* Every op of ops_list.h on the CUDA backend against the CPU reference, in fp32, bf16 and fp16.
+ *
+ * Inputs are seeded random values, rounded to the device dtype first so both backends see identical
+ * numbers (the CPU runs in fp32 on the rounded values). Shapes: the model's real shapes at S=512
+ * (model_spec §3) plus odd sizes (M not a multiple of 16, K = 7, tiny grids, head dims that do not
+ * vectorize). Device outputs carry 256 guard bytes that must survive, and start as NaN unless the op
+ * reads them (accumulate / in place), so an element that is never written fails.
+ * Pass rule per tensor: |got − ref| ≤ atol + rtol·|ref| element-wise, atol relative to max|ref|, and the
+ * NMSE under a per-dtype limit:
+ *     fp32: atol 1e-5·max|ref|, rtol 1e-5, NMSE 1e-9   (no TF32 anywhere: parity mode)
+ *     bf16: atol 8e-3·max|ref|, rtol 1e-2, NMSE 1e-4   (one or two bf16 roundings of the output)
+ *     fp16: atol 2e-3·max|ref|, rtol 2e-3, NMSE 1e-5
+ * Also: fused vs unfused attention, graph capture replay (bitwise equal to eager), determinism of
+ * conv/groupnorm (bitwise equal across runs), peak-memory and timer hooks.
+ * Without a GPU (or without CUDA in the build) it prints "SKIP: ..." and exits 0. */
+#include "backend/backend.h"
+#include "harness.h"
+#include "ops/ops.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD 256
+#define GUARD_BYTE 0xA5
+
+enum { K_ACT, K_W, K_VEC };           /* device dtype: activation, weight matrix, float32 vector */
+enum { F_RAND, F_OUT, F_INOUT };      /* random input / output (device NaN) / random in-out */
+
+static ck_backend *g_cpu, *g_gpu, *g_gpu_ref; /* g_gpu_ref: unfused attention */
+static ck_exec     g_exc, g_exg;
+static const char *g_prec_name;
+static uint64_t    g_rng = 0x9E3779B97F4A7C15ull;
+
+static float frand(void) { /* uniform in [-1, 1) */
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (float)((g_rng >> 40) * (1.0 / 8388608.0)) - 1.0f;
+}
+
+static float quant(float v, ck_dtype dt) {
+    if (dt == CK_DTYPE_BF16) return ck_bf16_to_f32(ck_f32_to_bf16(v));
+    if (dt == CK_DTYPE_F16) return ck_f16_to_f32(ck_f32_to_f16(v));
+    return v;
+}
+
+static void f32_to_dt(void *dst, const float *src, size_t n, ck_dtype dt) {
+    for (size_t i = 0; i < n; i++) {
+        if (dt == CK_DTYPE_BF16) ((uint16_t *)dst)[i] = ck_f32_to_bf16(src[i]);
+        else if (dt == CK_DTYPE_F16) ((uint16_t *)dst)[i] = ck_f32_to_f16(src[i]);
+        else ((float *)dst)[i] = src[i];
+    }
+}
+
+static void dt_to_f32(float *dst, const void *src, size_t n, ck_dtype dt) {
+    for (size_t i = 0; i < n; i++) {
+        if (dt == CK_DTYPE_BF16) dst[i] = ck_bf16_to_f32(((const uint16_t *)src)[i]);
+        else if (dt == CK_DTYPE_F16) dst[i] = ck_f16_to_f32(((const uint16_t *)src)[i]);
+        else dst[i] = ((const float *)src)[i];
+    }
+}
+
+/* A tensor on both backends: c is float32 host memory (CPU backend), d lives on the GPU. */
+typedef struct tpair {
+    ck_tensor c, d;
+    size_t    n, dbytes;
+} tpair;
+
+static ck_dtype kind_dtype(int kind) {
+    return kind == K_VEC ? CK_DTYPE_F32 : kind == K_W ? g_gpu->weight_dtype : g_gpu->act_dtype;
+}
+
+/* Uploads c (already rounded) into d, plus the guard bytes. */
+static void tp_upload(tpair *t) {
+    uint8_t *tmp = malloc(t->dbytes + GUARD);
+    CK_ASSERT(tmp);
+    f32_to_dt(tmp, (const float *)t->c.data, t->n, t->d.dtype);
+    memset(tmp + t->dbytes, GUARD_BYTE, GUARD);
+    g_gpu->upload(g_gpu, t->d.data, tmp, t->dbytes + GUARD);
+    free(tmp);
+}
+
+static tpair tp_make(int kind, int fill, float scale, float offset, int ndim, const int64_t *shape) {
+    tpair t;
+    t.c      = ck_tensor_make(NULL, CK_DTYPE_F32, ndim, shape);
+    t.n      = (size_t)ck_tensor_numel(&t.c);
+    t.d      = ck_tensor_make(NULL, kind_dtype(kind), ndim, shape);
+    t.dbytes = ck_tensor_nbytes(&t.d);
+    t.c.data = malloc(t.n * sizeof(float));
+    t.d.data = g_gpu->alloc(g_gpu, t.dbytes + GUARD);
+    CK_ASSERT(t.c.data && t.d.data);
+    float *c = (float *)t.c.data;
+    if (fill == F_OUT) {
+        memset(c, 0, t.n * sizeof(float));
+        uint8_t *tmp = malloc(t.dbytes + GUARD);
+        CK_ASSERT(tmp);
+        memset(tmp, 0xFF, t.dbytes); /* NaN in every float dtype */
+        memset(tmp + t.dbytes, GUARD_BYTE, GUARD);
+        g_gpu->upload(g_gpu, t.d.data, tmp, t.dbytes + GUARD);
+        free(tmp);
+    } else {
+        for (size_t i = 0; i < t.n; i++) c[i] = quant(offset + scale * frand(), t.d.dtype);
+        tp_upload(&t);
+    }
+    return t;
+}
+#define NDIM(...) ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+#define TP(kind, fill, scale, offset, ...) tp_make(kind, fill, scale, offset, NDIM(__VA_ARGS__), (int64_t[]){__VA_ARGS__})
+
+static void tp_free(tpair *t) {
+    if (t->c.data) free(t->c.data);
+    if (t->d.data) g_gpu->free(g_gpu, t->d.data);
+    memset(t, 0, sizeof *t);
+}
+
+/* Device contents as float32; 0 when the guard bytes were overwritten. */
+static int tp_fetch(const tpair *t, float *out) {
+    uint8_t *tmp = malloc(t->dbytes + GUARD);
+    CK_ASSERT(tmp);
+    g_gpu->download(g_gpu, tmp, t->d.data, t->dbytes + GUARD);
+    int ok = 1;
+    for (size_t i = 0; i < GUARD; i++) ok &= tmp[t->dbytes + i] == GUARD_BYTE;
+    dt_to_f32(out, tmp, t->n, t->d.dtype);
+    free(tmp);
+    return ok;
+}
+
+/* Compares the device tensor with the CPU one; `loose` widens the tolerances (reductions over many
+ * rounded terms). */
+static void tp_compare(const char *what, const tpair *t, double loose) {
+    char   label[160];
+    float *got = malloc(t->n * sizeof(float));
+    CK_ASSERT(got);
+    const int    guard_ok = tp_fetch(t, got);
+    const float *ref      = (const float *)t->c.data;
+    double       R = 0.0, se = 0.0, sr = 0.0;
+    for (size_t i = 0; i < t->n; i++) {
+        const double r = ref[i], d = (double)got[i] - r;
+        if (fabs(r) > R) R = fabs(r);
+        se += d * d;
+        sr += r * r;
+    }
+    if (R == 0.0) R = 1.0;
+    double atol, rtol, nmse_max;
+    switch (t->d.dtype) {
+    case CK_DTYPE_BF16: atol = 8e-3, rtol = 1e-2, nmse_max = 1e-4; break;
+    case CK_DTYPE_F16: atol = 2e-3, rtol = 2e-3, nmse_max = 1e-5; break;
+    default: atol = 1e-5, rtol = 1e-5, nmse_max = 1e-9; break;
+    }
+    atol *= R * loose;
+    rtol *= loose;
+    nmse_max *= loose * loose;
+    const double nmse = sr > 0.0 ? se / sr : se;
+    snprintf(label, sizeof label, "[%s] %s", g_prec_name, what);
+    check_close(label, got, ref, t->n, atol, rtol);
+    printf("       nmse=%.3e (limit %.1e)%s\n", nmse, nmse_max, guard_ok ? "" : "  GUARD OVERWRITTEN");
+    CHECK_MSG(nmse <= nmse_max || !(nmse == nmse), "%s: nmse %.3e > %.1e", label, nmse, nmse_max);
+    CHECK_MSG(nmse == nmse, "%s: nmse is NaN", label);
+    CHECK_MSG(guard_ok, "%s: write past the end of the output", label);
+    free(got);
+}
+
+/* ======================= ops ======================= */
+
+static void test_linear(int64_t M, int64_t K, int64_t N, int bias, ck_act act, int res_mode) {
+    char what[128];
+    static const char *an[] = {"", "+gelu", "+relu"};
+    snprintf(what, sizeof what, "linear %lldx%lld->%lld%s%s%s", (long long)M, (long long)K, (long long)N,
+             bias ? "+b" : "", an[act], res_mode == 1 ? "+res" : res_mode == 2 ? "+res(in place)" : "");
+    tpair x = TP(K_ACT, F_RAND, 1.0f, 0.0f, M, K);
+    tpair w = TP(K_W, F_RAND, 1.0f / sqrtf((float)K), 0.0f, N, K);
+    tpair b = {0}, r = {0};
+    if (bias) b = TP(K_VEC, F_RAND, 0.5f, 0.0f, N);
+    tpair y = TP(K_ACT, res_mode == 2 ? F_INOUT : F_OUT, 1.0f, 0.0f, M, N);
+    if (res_mode == 1) r = TP(K_ACT, F_RAND, 1.0f, 0.0f, M, N);
+    const tpair *rp = res_mode == 1 ? &r : res_mode == 2 ? &y : NULL;
+    ck_linear(&g_exc, &y.c, &x.c, &w.c, bias ? &b.c : NULL, act, rp ? &rp->c : NULL);
+    ck_linear(&g_exg, &y.d, &x.d, &w.d, bias ? &b.d : NULL, act, rp ? &rp->d : NULL);
+    tp_compare(what, &y, 1.0);
+    tp_free(&x), tp_free(&w), tp_free(&b), tp_free(&y), tp_free(&r);
+}
+
+static void test_layernorm(int64_t M, int64_t C) {
+    char what[96];
+    snprintf(what, sizeof what, "layernorm %lldx%lld", (long long)M, (long long)C);
+    tpair x = TP(K_ACT, F_RAND, 2.0f, 0.7f, M, C);
+    tpair g = TP(K_VEC, F_RAND, 0.3f, 1.0f, C);
+    tpair b = TP(K_VEC, F_RAND, 0.3f, 0.0f, C);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, M, C);
+    ck_layernorm(&g_exc, &y.c, &x.c, &g.c, &b.c, 1e-6f);
+    ck_layernorm(&g_exg, &y.d, &x.d, &g.d, &b.d, 1e-6f);
+    tp_compare(what, &y, 1.0);
+    tp_free(&x), tp_free(&g), tp_free(&b), tp_free(&y);
+}
+
+static void test_conv(int64_t B, int64_t H, int64_t W, int64_t IC, int64_t OC, int64_t KS, int stride, int pad,
+                      int dil, int bias) {
+    char what[128];
+    snprintf(what, sizeof what, "conv %lldx%lldx%lldx%lld %lldx%lld/%d p%d d%d ->%lld%s", (long long)B, (long long)H,
+             (long long)W, (long long)IC, (long long)KS, (long long)KS, stride, pad, dil, (long long)OC, bias ? "+b" : "");
+    const int64_t Ho = (H + 2 * pad - dil * (KS - 1) - 1) / stride + 1, Wo = (W + 2 * pad - dil * (KS - 1) - 1) / stride + 1;
+    tpair x = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, H, W, IC);
+    tpair w = TP(K_W, F_RAND, 1.0f / sqrtf((float)(IC * KS * KS)), 0.0f, OC, IC, KS, KS);
+    tpair b = {0};
+    if (bias) b = TP(K_VEC, F_RAND, 0.5f, 0.0f, OC);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, B, Ho, Wo, OC);
+    ck_conv2d(&g_exc, &y.c, &x.c, &w.c, bias ? &b.c : NULL, stride, pad, dil);
+    ck_conv2d(&g_exg, &y.d, &x.d, &w.d, bias ? &b.d : NULL, stride, pad, dil);
+    tp_compare(what, &y, 1.0);
+    tp_free(&x), tp_free(&w), tp_free(&b), tp_free(&y);
+}
+
+/* res_mode: 0 none, 1 separate residual, 2 y aliases the residual; inplace: y aliases x.
+ * stats_mode: 0 none, 1 written, 2 frozen (read). */
+static void test_groupnorm(int64_t B, int64_t H, int64_t W, int64_t C, int groups, int res_mode, int inplace,
+                           ck_act act, int stats_mode) {
+    char what[128];
+    snprintf(what, sizeof what, "groupnorm %lldx%lldx%lldx%lld g%d%s%s%s%s", (long long)B, (long long)H, (long long)W,
+             (long long)C, groups, res_mode == 1 ? " +res" : res_mode == 2 ? " +res(y)" : "", inplace ? " (y=x)" : "",
+             act == CK_ACT_RELU ? " +relu" : "", stats_mode == 1 ? " stats-out" : stats_mode == 2 ? " stats-frozen" : "");
+    tpair x = TP(K_ACT, F_RAND, 1.5f, 0.8f, B, H, W, C); /* |mean| comparable to std: exercises the shift */
+    tpair g = TP(K_VEC, F_RAND, 0.3f, 1.0f, C);
+    tpair bt = TP(K_VEC, F_RAND, 0.3f, 0.0f, C);
+    tpair r = {0}, y = {0}, st = {0};
+    if (res_mode == 1) r = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, H, W, C);
+    if (!inplace) y = TP(K_ACT, res_mode == 2 ? F_INOUT : F_OUT, 1.0f, 0.0f, B, H, W, C);
+    tpair *yp = inplace ? &x : &y;
+    const tpair *rp = res_mode == 1 ? &r : res_mode == 2 ? yp : NULL;
+    if (stats_mode == 1) st = TP(K_VEC, F_OUT, 0, 0, B, groups, 2);
+    if (stats_mode == 2) {
+        st       = TP(K_VEC, F_RAND, 1.0f, 0.0f, B, groups, 2);
+        float *s = (float *)st.c.data;
+        for (int64_t i = 0; i < B * groups; i++) s[2 * i] = 0.5f * frand(), s[2 * i + 1] = 1.0f + 0.5f * frand();
+        tp_upload(&st);
+    }
+    ck_groupnorm(&g_exc, &yp->c, &x.c, &g.c, &bt.c, groups, 1e-5f, rp ? &rp->c : NULL, act, stats_mode ? &st.c : NULL,
+                 stats_mode == 2);
+    ck_groupnorm(&g_exg, &yp->d, &x.d, &g.d, &bt.d, groups, 1e-5f, rp ? &rp->d : NULL, act, stats_mode ? &st.d : NULL,
+                 stats_mode == 2);
+    tp_compare(what, yp, 1.0);
+    if (stats_mode == 1) {
+        char w2[160];
+        snprintf(w2, sizeof w2, "%s (stats)", what);
+        tp_compare(w2, &st, 1.0);
+    }
+    tp_free(&x), tp_free(&g), tp_free(&bt), tp_free(&r), tp_free(&y), tp_free(&st);
+}
+
+static void test_attention(int64_t G, int64_t Tq, int64_t Tk, int64_t HD, int64_t HDp) {
+    char what[128];
+    snprintf(what, sizeof what, "attention G%lld Tq%lld Tk%lld HD%lld/%lld", (long long)G, (long long)Tq, (long long)Tk,
+             (long long)HD, (long long)HDp);
+    tpair q = TP(K_ACT, F_RAND, 1.5f, 0.0f, G, Tq, HDp);
+    tpair k = TP(K_ACT, F_RAND, 1.5f, 0.0f, G, Tk, HDp);
+    tpair v = TP(K_ACT, F_RAND, 1.0f, 0.0f, G, Tk, HDp);
+    tpair *pad[3] = {&q, &k, &v};
+    for (int i = 0; i < 3 && HDp > HD; i++) { /* the gather's zero columns */
+        float *p = (float *)pad[i]->c.data;
+        for (size_t j = 0; j < pad[i]->n; j++)
+            if ((int64_t)(j % HDp) >= HD) p[j] = 0.0f;
+        tp_upload(pad[i]);
+    }
+    tpair       o = TP(K_ACT, F_OUT, 0, 0, G, Tq, HDp);
+    const float scale = (float)(1.0 / sqrt((double)HD));
+    ck_attention(&g_exc, &o.c, &q.c, &k.c, &v.c, scale);
+    ck_attention(&g_exg, &o.d, &q.d, &k.d, &v.d, scale);
+    char w2[160];
+    snprintf(w2, sizeof w2, "%s fused", what);
+    tp_compare(w2, &o, 1.0);
+    /* the unfused reference on the same device buffers (its own stream: synchronize around it) */
+    g_gpu->synchronize(g_gpu);
+    g_gpu_ref->attention(g_gpu_ref, &o.d, &q.d, &k.d, &v.d, scale);
+    g_gpu_ref->synchronize(g_gpu_ref);
+    snprintf(w2, sizeof w2, "%s unfused", what);
+    tp_compare(w2, &o, 1.0);
+    tp_free(&q), tp_free(&k), tp_free(&v), tp_free(&o);
+}
+
+static void test_gather(int64_t B, int64_t H, int64_t W, int heads, int64_t HD, int64_t HDp, int win_h, int win_w,
+                        int q_pool) {
+    char what[128];
+    snprintf(what, sizeof what, "attn_gather %lldx%lld h%d hd%lld/%lld win%dx%d%s", (long long)H, (long long)W, heads,
+             (long long)HD, (long long)HDp, win_h, win_w, q_pool ? " qpool" : "");
+    const int64_t G = B * heads * (H / win_h) * (W / win_w), T = (int64_t)win_h * win_w, Tq = q_pool ? T / 4 : T;
+    tpair qkv = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, H, W, 3 * heads * HD);
+    tpair q = TP(K_ACT, F_OUT, 0, 0, G, Tq, HDp), k = TP(K_ACT, F_OUT, 0, 0, G, T, HDp), v = TP(K_ACT, F_OUT, 0, 0, G, T, HDp);
+    ck_attn_gather(&g_exc, &q.c, &k.c, &v.c, &qkv.c, heads, win_h, win_w, q_pool);
+    ck_attn_gather(&g_exg, &q.d, &k.d, &v.d, &qkv.d, heads, win_h, win_w, q_pool);
+    char w2[160];
+    snprintf(w2, sizeof w2, "%s q", what);
+    tp_compare(w2, &q, 1.0);
+    snprintf(w2, sizeof w2, "%s k", what);
+    tp_compare(w2, &k, 1.0);
+    snprintf(w2, sizeof w2, "%s v", what);
+    tp_compare(w2, &v, 1.0);
+    tp_free(&qkv), tp_free(&q), tp_free(&k), tp_free(&v);
+}
+
+static void test_scatter(int64_t B, int64_t H, int64_t W, int heads, int64_t HD, int64_t HDp, int win_h, int win_w) {
+    char what[128];
+    snprintf(what, sizeof what, "attn_scatter %lldx%lld h%d hd%lld/%lld win%dx%d", (long long)H, (long long)W, heads,
+             (long long)HD, (long long)HDp, win_h, win_w);
+    const int64_t G = B * heads * (H / win_h) * (W / win_w), T = (int64_t)win_h * win_w;
+    tpair o = TP(K_ACT, F_RAND, 1.0f, 0.0f, G, T, HDp);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, B, H, W, heads * HD);
+    ck_attn_scatter(&g_exc, &y.c, &o.c, heads, win_h, win_w);
+    ck_attn_scatter(&g_exg, &y.d, &o.d, heads, win_h, win_w);
+    tp_compare(what, &y, 1.0);
+    tp_free(&o), tp_free(&y);
+}
+
+static void test_maxpool(int64_t B, int64_t H, int64_t W, int64_t C) {
+    char what[96];
+    snprintf(what, sizeof what, "maxpool2x2 %lldx%lldx%lldx%lld", (long long)B, (long long)H, (long long)W, (long long)C);
+    tpair x = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, H, W, C);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, B, H / 2, W / 2, C);
+    ck_maxpool2x2(&g_exc, &y.c, &x.c);
+    ck_maxpool2x2(&g_exg, &y.d, &x.d);
+    tp_compare(what, &y, 1.0);
+    tp_free(&x), tp_free(&y);
+}
+
+/* b: bn elements (broadcast), kind K_VEC (float32, like pos_embed) or K_ACT; inplace: y aliases a. */
+static void test_add(int64_t P, int64_t C, int64_t bn, int bkind, int inplace) {
+    char what[128];
+    snprintf(what, sizeof what, "add %lldx%lld + b[%lld] %s%s", (long long)P, (long long)C, (long long)bn,
+             bkind == K_VEC ? "f32" : "act", inplace ? " (y=a)" : "");
+    tpair a = TP(K_ACT, F_RAND, 1.0f, 0.0f, P, C);
+    tpair b = TP(bkind, F_RAND, 1.0f, 0.0f, bn);
+    tpair y = {0};
+    if (!inplace) y = TP(K_ACT, F_OUT, 0, 0, P, C);
+    tpair *yp = inplace ? &a : &y;
+    ck_add(&g_exc, &yp->c, &a.c, &b.c);
+    ck_add(&g_exg, &yp->d, &a.d, &b.d);
+    tp_compare(what, yp, 1.0);
+    tp_free(&a), tp_free(&b), tp_free(&y);
+}
+
+static void test_resize(int64_t B, int64_t H, int64_t W, int64_t C, int64_t Ho, int64_t Wo, int accumulate) {
+    char what[128];
+    snprintf(what, sizeof what, "resize %lldx%lldx%lldx%lld -> %lldx%lld%s", (long long)B, (long long)H, (long long)W,
+             (long long)C, (long long)Ho, (long long)Wo, accumulate ? " +=" : "");
+    tpair x = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, H, W, C);
+    tpair y = TP(K_ACT, accumulate ? F_INOUT : F_OUT, 1.0f, 0.0f, B, Ho, Wo, C);
+    ck_resize_bilinear(&g_exc, &y.c, &x.c, accumulate);
+    ck_resize_bilinear(&g_exg, &y.d, &x.d, accumulate);
+    tp_compare(what, &y, 1.0);
+    tp_free(&x), tp_free(&y);
+}
+
+static void test_activation(int64_t n, ck_act act, int inplace) {
+    char what[96];
+    static const char *an[] = {"none", "gelu", "relu"};
+    snprintf(what, sizeof what, "activation %s n=%lld%s", an[act], (long long)n, inplace ? " (y=x)" : "");
+    tpair x = TP(K_ACT, F_RAND, 4.0f, 0.0f, n);
+    tpair y = {0};
+    if (!inplace) y = TP(K_ACT, F_OUT, 0, 0, n);
+    tpair *yp = inplace ? &x : &y;
+    ck_activation(&g_exc, &yp->c, &x.c, act);
+    ck_activation(&g_exg, &yp->d, &x.d, act);
+    tp_compare(what, yp, 1.0);
+    tp_free(&x), tp_free(&y);
+}
+
+static void test_sigmoid_add(int64_t P, int64_t C, int with_b, float s) {
+    char what[96];
+    snprintf(what, sizeof what, "sigmoid_add %lldx%lld%s", (long long)P, (long long)C, with_b ? " +b" : "");
+    tpair a = TP(K_ACT, F_RAND, 4.0f, 0.0f, P, C);
+    tpair b = {0};
+    if (with_b) b = TP(K_ACT, F_RAND, 0.5f, 0.0f, P, C);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, P, C);
+    ck_sigmoid_add(&g_exc, &y.c, &a.c, with_b ? &b.c : NULL, s);
+    ck_sigmoid_add(&g_exg, &y.d, &a.d, with_b ? &b.d : NULL, s);
+    tp_compare(what, &y, 1.0);
+    tp_free(&a), tp_free(&b), tp_free(&y);
+}
+
+static void test_concat_sigmoid(int64_t B, int64_t H, int64_t W, int64_t CA, int a_ch, int64_t CB) {
+    char what[96];
+    snprintf(what, sizeof what, "concat_sigmoid %lldx%lldx%lld a%lld[:%d] b%lld", (long long)B, (long long)H,
+             (long long)W, (long long)CA, a_ch, (long long)CB);
+    tpair a = TP(K_ACT, F_RAND, 2.0f, 0.0f, B, H, W, CA);
+    tpair b = TP(K_ACT, F_RAND, 4.0f, 0.0f, B, H, W, CB);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, B, H, W, a_ch + CB);
+    ck_concat_sigmoid(&g_exc, &y.c, &a.c, a_ch, &b.c);
+    ck_concat_sigmoid(&g_exg, &y.d, &a.d, a_ch, &b.d);
+    tp_compare(what, &y, 1.0);
+    tp_free(&a), tp_free(&b), tp_free(&y);
+}
+
+/* Conversions between every pair of float dtypes: bit-exact against the CPU (round-to-nearest-even). */
+static void test_convert(int64_t n) {
+    const ck_dtype dts[3] = {CK_DTYPE_F32, CK_DTYPE_F16, CK_DTYPE_BF16};
+    const int      fails0 = g_failures;
+    float         *src    = malloc(sizeof(float) * (size_t)n);
+    CK_ASSERT(src);
+    for (int64_t i = 0; i < n; i++) { /* wide range: subnormal fp16, overflow, ties */
+        const float e = (float)(i % 41) - 20.0f;
+        src[i]        = frand() * powf(2.0f, e);
+    }
+    src[0] = 65520.0f, src[1] = -1e-8f, src[2] = 0.0f, src[3] = 1.0f + 1.0f / 256.0f;
+    for (int a = 0; a < 3; a++) {
+        for (int b = 0; b < 3; b++) {
+            const ck_dtype da = dts[a], db = dts[b];
+            const size_t   na = (size_t)n * ck_dtype_size(da), nb = (size_t)n * ck_dtype_size(db);
+            uint8_t       *ha = malloc(na), *hb = malloc(nb), *gb = malloc(nb);
+            CK_ASSERT(ha && hb && gb);
+            f32_to_dt(ha, src, (size_t)n, da);
+            ck_tensor ta = ck_tensor_make(ha, da, 1, &n), tb = ck_tensor_make(hb, db, 1, &n);
+            g_cpu->convert(g_cpu, &tb, &ta);
+            void *dA = g_gpu->alloc(g_gpu, na), *dB = g_gpu->alloc(g_gpu, nb);
+            CK_ASSERT(dA && dB);
+            g_gpu->upload(g_gpu, dA, ha, na);
+            ck_tensor xa = ck_tensor_make(dA, da, 1, &n), xb = ck_tensor_make(dB, db, 1, &n);
+            ck_convert(&g_exg, &xb, &xa);
+            g_gpu->download(g_gpu, gb, dB, nb);
+            CHECK_MSG(memcmp(gb, hb, nb) == 0, "[%s] convert %s -> %s n=%lld differs from the CPU", g_prec_name,
+                      ck_dtype_name(da), ck_dtype_name(db), (long long)n);
+            g_gpu->free(g_gpu, dA);
+            g_gpu->free(g_gpu, dB);
+            free(ha), free(hb), free(gb);
+        }
+    }
+    printf("%s [%s] convert: 9 dtype pairs, n=%lld, bit-exact\n", g_failures == fails0 ? "OK    " : "NOT OK",
+           g_prec_name, (long long)n);
+    free(src);
+}
+
+/* ======================= backend features ======================= */
+
+/* Bitwise identical results across runs (no atomics in conv / groupnorm / linear). */
+static void test_determinism(void) {
+    tpair x = TP(K_ACT, F_RAND, 1.0f, 0.3f, 1, 96, 80, 64);
+    tpair w = TP(K_W, F_RAND, 0.05f, 0.0f, 64, 64, 3, 3);
+    tpair g = TP(K_VEC, F_RAND, 0.3f, 1.0f, 64), bt = TP(K_VEC, F_RAND, 0.3f, 0.0f, 64);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, 1, 96, 80, 64);
+    float *r0 = malloc(y.n * sizeof(float)), *r1 = malloc(y.n * sizeof(float));
+    CK_ASSERT(r0 && r1);
+    for (int it = 0; it < 2; it++) {
+        ck_conv2d(&g_exg, &y.d, &x.d, &w.d, NULL, 1, 2, 2);
+        ck_groupnorm(&g_exg, &y.d, &y.d, &g.d, &bt.d, 8, 1e-5f, &x.d, CK_ACT_RELU, NULL, 0);
+        tp_fetch(&y, it ? r1 : r0);
+    }
+    CHECK_MSG(memcmp(r0, r1, y.n * sizeof(float)) == 0, "[%s] conv+groupnorm not bitwise reproducible", g_prec_name);
+    printf("%s [%s] determinism conv+groupnorm\n", memcmp(r0, r1, y.n * sizeof(float)) ? "NOT OK" : "OK    ", g_prec_name);
+    free(r0), free(r1);
+    tp_free(&x), tp_free(&w), tp_free(&g), tp_free(&bt), tp_free(&y);
+}
+
+/* A captured sequence replays to the same bits as the eager run; allocation under capture is refused. */
+static void test_graph(void) {
+    const ck_backend_ext *e = &g_gpu->ext;
+    if (!e->graph_begin) {
+        CHECK_MSG(0, "CUDA backend without graph capture");
+        return;
+    }
+    tpair x = TP(K_ACT, F_RAND, 1.0f, 0.0f, 1024, 224);
+    tpair w = TP(K_W, F_RAND, 0.07f, 0.0f, 896, 224), b = TP(K_VEC, F_RAND, 0.5f, 0.0f, 896);
+    tpair h = TP(K_ACT, F_OUT, 0, 0, 1024, 896);
+    tpair g = TP(K_VEC, F_RAND, 0.3f, 1.0f, 896), bt = TP(K_VEC, F_RAND, 0.3f, 0.0f, 896);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, 1024, 896);
+    float *eager = malloc(y.n * sizeof(float)), *replay = malloc(y.n * sizeof(float));
+    CK_ASSERT(eager && replay);
+
+    e->timer_mark(g_gpu, 0);
+    ck_linear(&g_exg, &h.d, &x.d, &w.d, &b.d, CK_ACT_GELU, NULL);
+    ck_layernorm(&g_exg, &y.d, &h.d, &g.d, &bt.d, 1e-6f);
+    e->timer_mark(g_gpu, 1);
+    const float ms = e->timer_elapsed_ms(g_gpu);
+    tp_fetch(&y, eager);
+
+    CHECK(e->graph_begin(g_gpu));
+    CHECK_MSG(g_gpu->alloc(g_gpu, 1024) == NULL, "allocation during capture must be refused");
+    ck_linear(&g_exg, &h.d, &x.d, &w.d, &b.d, CK_ACT_GELU, NULL);
+    ck_layernorm(&g_exg, &y.d, &h.d, &g.d, &bt.d, 1e-6f);
+    CHECK(e->graph_end(g_gpu));
+    tp_upload(&h); /* scribble (zeros) over the intermediate and the output, then replay */
+    tp_upload(&y);
+    CHECK(e->graph_launch(g_gpu));
+    CHECK(e->graph_launch(g_gpu));
+    tp_fetch(&y, replay);
+    const int same = memcmp(eager, replay, y.n * sizeof(float)) == 0;
+    CHECK_MSG(same, "[%s] graph replay differs from the eager run", g_prec_name);
+    e->graph_reset(g_gpu);
+    CHECK(!e->graph_launch(g_gpu)); /* nothing to launch after a reset (1 = success) */
+    const size_t peak = e->mem_peak(g_gpu);
+    CHECK(peak > 0);
+    printf("%s [%s] graph capture/replay; eager pair %.3f ms; peak %.1f MiB\n", same ? "OK    " : "NOT OK", g_prec_name,
+           ms, peak / 1048576.0);
+    free(eager), free(replay);
+    tp_free(&x), tp_free(&w), tp_free(&b), tp_free(&h), tp_free(&g), tp_free(&bt), tp_free(&y);
+}
+
+/* ======================= driver ======================= */
+
+static void run_all(void) {
+    /* linear: Hiera at S=512 (tokens 16384 / 4096 / 1024 / 256), decoder, refiner head, odd shapes */
+    test_linear(16384, 112, 336, 1, CK_ACT_NONE, 0);  /* qkv, stage 0 */
+    test_linear(16384, 112, 448, 1, CK_ACT_GELU, 0);  /* fc1 */
+    test_linear(16384, 448, 112, 1, CK_ACT_NONE, 2);  /* fc2, x += mlp */
+    test_linear(16384, 112, 224, 1, CK_ACT_NONE, 0);  /* proj at the q-pool block */
+    test_linear(4096, 224, 896, 1, CK_ACT_GELU, 0);
+    test_linear(4096, 224, 224, 1, CK_ACT_NONE, 2);
+    test_linear(1024, 448, 1792, 1, CK_ACT_GELU, 0);
+    test_linear(1024, 1792, 448, 1, CK_ACT_NONE, 2);
+    test_linear(256, 896, 2688, 1, CK_ACT_NONE, 0);
+    test_linear(256, 3584, 896, 1, CK_ACT_NONE, 2);
+    test_linear(16384, 112, 512, 1, CK_ACT_NONE, 2);  /* decoder c1 into the running sum */
+    test_linear(16384, 512, 4, 1, CK_ACT_NONE, 0);    /* classifier */
+    test_linear(262144, 64, 4, 1, CK_ACT_NONE, 0);    /* refiner final 1×1 at S=512 */
+    test_linear(37, 7, 5, 1, CK_ACT_GELU, 0);
+    test_linear(33, 19, 13, 1, CK_ACT_RELU, 1);
+    test_linear(33, 19, 13, 0, CK_ACT_RELU, 0);
+    test_linear(45, 24, 40, 1, CK_ACT_RELU, 0);
+    test_linear(17, 64, 96, 0, CK_ACT_NONE, 1);
+    test_linear(1, 1, 1, 1, CK_ACT_NONE, 0);
+    test_linear(1000, 130, 70, 0, CK_ACT_GELU, 1);
+
+    test_layernorm(16384, 112);
+    test_layernorm(4096, 224);
+    test_layernorm(1024, 448);
+    test_layernorm(256, 896);
+    test_layernorm(37, 7);
+    test_layernorm(5, 1000);
+    test_layernorm(3, 2048);
+    test_layernorm(9, 1);
+
+    test_conv(1, 128, 128, 4, 112, 7, 4, 3, 1, 1); /* patch embed, S=128 */
+    test_conv(1, 512, 512, 4, 112, 7, 4, 3, 1, 1); /* patch embed, S=512 */
+    test_conv(1, 96, 80, 7, 64, 3, 1, 1, 1, 1);    /* refiner stem */
+    test_conv(1, 64, 64, 64, 64, 3, 1, 1, 1, 1);   /* refiner blocks, dilation 1..8 */
+    test_conv(1, 64, 64, 64, 64, 3, 1, 2, 2, 1);
+    test_conv(1, 64, 64, 64, 64, 3, 1, 4, 4, 1);
+    test_conv(1, 64, 64, 64, 64, 3, 1, 8, 8, 1);
+    test_conv(1, 256, 256, 64, 64, 3, 1, 8, 8, 1);
+    test_conv(2, 33, 17, 64, 64, 3, 1, 2, 2, 0);
+    test_conv(2, 13, 11, 3, 5, 5, 2, 1, 1, 1);
+    test_conv(1, 9, 7, 16, 130, 1, 1, 0, 1, 1);
+    test_conv(1, 5, 6, 32, 24, 3, 1, 1, 1, 1);
+    test_conv(1, 1, 1, 4, 3, 3, 1, 1, 1, 1);
+
+    test_groupnorm(1, 64, 64, 64, 8, 0, 1, CK_ACT_RELU, 0); /* stem: GN + ReLU in place */
+    test_groupnorm(1, 64, 64, 64, 8, 2, 0, CK_ACT_RELU, 0); /* GN2 + residual (y = residual) + ReLU */
+    test_groupnorm(1, 512, 512, 64, 8, 1, 0, CK_ACT_RELU, 1);
+    test_groupnorm(2, 33, 21, 64, 8, 0, 0, CK_ACT_NONE, 1);
+    test_groupnorm(1, 40, 24, 64, 8, 1, 0, CK_ACT_RELU, 2);
+    test_groupnorm(2, 7, 5, 12, 3, 1, 0, CK_ACT_NONE, 1);
+    test_groupnorm(1, 3, 3, 300, 4, 0, 0, CK_ACT_RELU, 0);
+    test_groupnorm(1, 1, 1, 8, 8, 0, 0, CK_ACT_NONE, 0);
+
+    test_attention(512, 64, 64, 56, 56);     /* blocks 0-1, windows */
+    test_attention(512, 64, 64, 56, 64);     /* same, pad64 */
+    test_attention(1024, 16, 64, 56, 56);    /* block 2, q-pool */
+    test_attention(2048, 4, 16, 56, 56);     /* block 5 */
+    test_attention(8, 1024, 1024, 56, 56);   /* blocks 6-20, global */
+    test_attention(16, 256, 1024, 56, 64);   /* block 21, global q-pool, pad64 */
+    test_attention(16, 256, 256, 56, 56);    /* blocks 22-23 */
+    test_attention(3, 5, 7, 8, 8);
+    test_attention(2, 33, 65, 24, 24);
+
+    test_gather(1, 128, 128, 2, 56, 56, 8, 8, 0);  /* blocks 0-1 */
+    test_gather(1, 128, 128, 2, 56, 64, 8, 8, 0);  /* pad64 */
+    test_gather(1, 128, 128, 4, 56, 56, 8, 8, 1);  /* block 2, q-pool */
+    test_gather(1, 32, 32, 8, 56, 64, 32, 32, 0);  /* global */
+    test_gather(1, 32, 32, 16, 56, 56, 32, 32, 1); /* block 21: global q-pool */
+    test_gather(2, 6, 4, 3, 5, 7, 2, 2, 1);
+    test_gather(1, 4, 6, 1, 3, 3, 4, 3, 0);
+    test_scatter(1, 128, 128, 2, 56, 56, 8, 8);
+    test_scatter(1, 64, 64, 4, 56, 64, 4, 4);       /* after the q-pool of block 2 */
+    test_scatter(1, 16, 16, 16, 56, 56, 16, 16);    /* global */
+    test_scatter(2, 6, 4, 3, 5, 7, 2, 2);
+
+    test_maxpool(1, 128, 128, 224);
+    test_maxpool(1, 32, 32, 896);
+    test_maxpool(2, 6, 10, 3);
+
+    test_add(16384, 112, 16384 * 112, K_VEC, 1);    /* + pos_embed (float32) in place */
+    test_add(16384, 112, 112, K_VEC, 0);
+    test_add(1024, 448, 1024 * 448, K_ACT, 0);
+    test_add(37, 5, 5, K_ACT, 1);
+    test_add(7, 3, 21, K_VEC, 0);
+
+    test_resize(1, 128, 128, 4, 512, 512, 0);       /* logits ×4 */
+    test_resize(1, 16, 16, 512, 128, 128, 0);       /* decoder c4 ×8 */
+    test_resize(1, 32, 32, 512, 128, 128, 1);       /* c3 ×4, accumulate */
+    test_resize(1, 64, 64, 512, 128, 128, 1);       /* c2 ×2, accumulate */
+    test_resize(2, 5, 7, 3, 13, 4, 1);
+    test_resize(1, 9, 9, 5, 3, 2, 0);
+
+    test_activation(16384 * 512, CK_ACT_RELU, 1);
+    test_activation(1000, CK_ACT_GELU, 0);
+    test_activation(77, CK_ACT_RELU, 0);
+    test_activation(33, CK_ACT_NONE, 0);
+
+    test_sigmoid_add(512 * 512, 4, 1, 10.0f);
+    test_sigmoid_add(512 * 512, 4, 0, 0.0f);
+    test_sigmoid_add(13, 3, 1, -2.5f);
+
+    test_concat_sigmoid(1, 512, 512, 4, 3, 4);
+    test_concat_sigmoid(2, 5, 3, 6, 2, 3);
+
+    test_convert(100003);
+
+    test_determinism();
+    test_graph();
+}
+
+int main(void) {
+    const ck_precision precs[3] = {CK_PREC_FP32, CK_PREC_BF16, CK_PREC_FP16};
+    const char        *names[3] = {"fp32", "bf16", "fp16"};
+    g_cpu                       = ck_backend_cpu_create(0);
+    CK_ASSERT(g_cpu);
+    for (int p = 0; p < 3; p++) {
+        ck_err          err  = {{0}};
+        ck_backend_opts opts = {0, precs[p], 1};
+        g_gpu                = ck_backend_cuda_create(&opts, &err);
+        if (!g_gpu) {
+            printf("SKIP: no CUDA device (%s)\n", err.msg);
+            g_cpu->destroy(g_cpu);
+            return 0;
+        }
+        ck_backend_opts ropts = {0, precs[p], 0};
+        g_gpu_ref             = ck_backend_cuda_create(&ropts, &err);
+        CHECK_MSG(g_gpu_ref != NULL, "second CUDA backend: %s", err.msg);
+        if (!g_gpu_ref) break;
+        g_prec_name = names[p];
+        memset(&g_exc, 0, sizeof g_exc); /* ops only: no arena, not planning */
+        memset(&g_exg, 0, sizeof g_exg);
+        g_exc.be    = g_cpu;
+        g_exc.dtype = CK_DTYPE_F32;
+        g_exg.be    = g_gpu;
+        g_exg.dtype = g_gpu->act_dtype;
+        printf("== CUDA %s (activations %s, weights %s) ==\n", names[p], ck_dtype_name(g_gpu->act_dtype),
+               ck_dtype_name(g_gpu->weight_dtype));
+        run_all();
+        g_gpu_ref->destroy(g_gpu_ref);
+        g_gpu->destroy(g_gpu);
+        g_gpu = g_gpu_ref = NULL;
+    }
+    g_cpu->destroy(g_cpu);
+    return test_summary();
+}
