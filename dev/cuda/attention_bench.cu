@@ -11,7 +11,11 @@
  *             (3 k16 + 1 k8 MMA steps, 7 output n-tiles), 12.5 % fewer MMAs than padding to 64.
  *   flash128  the same with 32 rows per warp: every K/V fragment feeds two m-tiles, halving shared-memory
  *             traffic per MMA; 2 blocks per SM at ~240 registers. Default for long global rows.
- *   wgmma     Hopper warpgroup MMA (FlashAttention-3 direction); reported as "n/a" until it exists.
+ *   wgmma     Hopper warpgroup MMA (sm_90a image on a 9.0 device, else "n/a"): 2 warpgroups × 64 query rows,
+ *             64-key tiles in a 4-stage cp.async ring of 128-byte-swizzled tiles read through smem descriptors,
+ *             Q and P as register A operands, S(j) = Q·K(j)ᵀ issued together with P(j-1)·V(j-1) so the softmax
+ *             of tile j runs under the previous P·V; 2 blocks per SM. HD 56 is padded to 64 inside.
+ *             Not in "auto" until it measures faster than flash128 (CK_ATTN_VARIANT=wgmma opts in).
  *   Also in every tensor-core kernel: exp2 on ex2.approx.ftz with scale·log2e folded into one FFMA, the O
  *   rescale skipped (warp vote) when no row max moved, output staged through shared memory for 16-byte
  *   coalesced stores. Ideas not yet tried: part of the exp2s as an FMA polynomial (MUFU is ~75 % of the MMA

@@ -81,6 +81,15 @@ static ucontext_t            sched;
 static Barrier               block_bar;
 static std::vector<Barrier>  warp_bar;
 static std::vector<WarpX>    wx;
+static std::vector<Barrier>  wg_bar; /* one per warpgroup (4 warps): wgmma is a warpgroup collective */
+struct WgX {
+    uint32_t a[128][4];
+};
+static std::vector<WgX> wgx;
+/* the dynamic shared memory window: "shared address" 0 is its first byte, which is 1024-aligned; the launch
+ * pointer sits 16 bytes in, as behind a small static array, so the kernel's own re-alignment is exercised */
+alignas(1024) static uint8_t dyn_smem[232448 + 1024];
+static const size_t          dyn_smem_skew = 16;
 static std::function<void()> body;
 static long                  progress;
 static int                   deferred_copies; /* 0: cp.async lands at issue, 1: at wait_group */
@@ -135,6 +144,7 @@ static void entry() {
     threads[me].done = true;
     drop(block_bar);
     drop(warp_bar[threadIdx.x >> 5]);
+    drop(wg_bar[threadIdx.x >> 7]);
 }
 
 static void run_block(unsigned nthreads) {
@@ -146,6 +156,11 @@ static void run_block(unsigned nthreads) {
     warp_bar.assign(nwarps, Barrier{});
     wx.assign(nwarps, WarpX{});
     for (unsigned w = 0; w < nwarps; w++) warp_bar[w].expected = (int)std::min(32u, nthreads - 32 * w);
+    const unsigned nwg = (nthreads + 127) / 128;
+    wg_bar.assign(nwg, Barrier{});
+    wgx.resize(nwg);
+    for (unsigned w = 0; w < nwg; w++) wg_bar[w].expected = (int)std::min(128u, nthreads - 128 * w);
+    memset(dyn_smem, 0xCD, sizeof dyn_smem); /* stale bytes, never zeros by accident */
     for (unsigned i = 0; i < nthreads; i++) {
         Thread &t = threads[i];
         t.stack.resize(stack_bytes);
@@ -191,6 +206,12 @@ static void run_block(unsigned nthreads) {
     }
 }
 
+template <typename... KA, typename... A> void launch(void (*kern)(KA...), dim3 grid, dim3 block, A... args);
+template <typename... KA, typename... A>
+void launch_smem(void (*kern)(KA...), dim3 grid, dim3 block, size_t smem, A... args) {
+    if (smem + dyn_smem_skew > sizeof dyn_smem) fail("launch: dynamic shared memory above the emulated window");
+    launch(kern, grid, block, args...);
+}
 template <typename... KA, typename... A> void launch(void (*kern)(KA...), dim3 grid, dim3 block, A... args) {
     if (grid.y != 1 || grid.z != 1 || block.y != 1 || block.z != 1) fail("launch: only 1-D grids/blocks expected");
     if (grid.x < 1 || block.x < 1 || block.x > 1024) fail("launch: bad grid or block size");
@@ -314,6 +335,70 @@ template <typename T> void ck__mma_1688(float (&d)[4], uint32_t a0, uint32_t a1,
     emu_mma<T>(d, a, b, 8);
 }
 
+/* ---- Hopper primitives ---- */
+uint8_t *ck__dyn_smem() { return emu::dyn_smem + emu::dyn_smem_skew; }
+uint32_t ck__smem_addr(const void *p) {
+    const uint8_t *b = (const uint8_t *)p;
+    if (b < emu::dyn_smem || b >= emu::dyn_smem + sizeof emu::dyn_smem)
+        emu::fail("shared address of a pointer outside the dynamic shared memory");
+    return (uint32_t)(b - emu::dyn_smem);
+}
+void ck__keep_smem(void *) {}
+void ck__wgmma_fence() {}
+void ck__wgmma_commit() {}
+template <int N> void ck__wgmma_wait() {}
+void ck__fence_proxy_async() {}
+template <int N> void ck__reg_fence(float (&)[N]) {}
+
+/* One wgmma.m64n64k16 (A from registers): the warpgroup's 128 lanes deposit their A fragments, B is read from
+ * the emulated shared window through the descriptor (128-byte swizzle: bits [4,7) of the byte address XOR bits
+ * [7,10)), each lane then computes its 32 accumulators. Synchronous: the result is in place at issue, which the
+ * kernels cannot tell apart from "at wait_group" as long as they do not touch the registers in between. */
+template <typename T, int TB> void ck__wgmma_64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+    const bool bf16 = std::is_same<T, __nv_bfloat16>::value;
+    const unsigned wgi = threadIdx.x >> 7, me = threadIdx.x & 127;
+    if (emu::wg_bar[wgi].expected != 128) emu::fail("wgmma with an incomplete warpgroup");
+    const uint32_t start = (uint32_t)(desc & 0x3FFF) << 4, lbo = (uint32_t)((desc >> 16) & 0x3FFF) << 4,
+                   sbo = (uint32_t)((desc >> 32) & 0x3FFF) << 4, base_off = (uint32_t)((desc >> 49) & 7),
+                   mode = (uint32_t)(desc >> 62);
+    if (mode != 1 || lbo != 16 || sbo != 1024 || base_off != 0) emu::fail("wgmma: unexpected descriptor fields");
+    if (start % 1024 >= 128) emu::fail("wgmma: operand not anchored on a 1024-byte swizzle period");
+    emu::n_mma++;
+    emu::WgX &x = emu::wgx[wgi];
+    for (int i = 0; i < 4; i++) x.a[me][i] = a[i];
+    emu::wait(emu::wg_bar[wgi]);
+    float A[64][16], B[16][64];
+    for (int L = 0; L < 128; L++) {
+        const int r0 = 16 * (L >> 5) + ((L & 31) >> 2), c0 = 2 * (L & 3);
+        for (int j = 0; j < 2; j++) {
+            A[r0][c0 + j]         = emu::unpack((uint16_t)(x.a[L][0] >> (16 * j)), bf16);
+            A[r0 + 8][c0 + j]     = emu::unpack((uint16_t)(x.a[L][1] >> (16 * j)), bf16);
+            A[r0][c0 + 8 + j]     = emu::unpack((uint16_t)(x.a[L][2] >> (16 * j)), bf16);
+            A[r0 + 8][c0 + 8 + j] = emu::unpack((uint16_t)(x.a[L][3] >> (16 * j)), bf16);
+        }
+    }
+    for (int k = 0; k < 16; k++)
+        for (int n = 0; n < 64; n++) {
+            /* K-major (TB = 0): row n, element k; N-major (TB = 1): row k, element n */
+            const uint32_t row = TB ? k : n, col = TB ? n : k;
+            uint32_t       addr = start + (row / 8) * sbo + (row % 8) * 128 + col * 2;
+            addr ^= ((addr >> 7) & 7) << 4;
+            if (addr + 2 > sizeof emu::dyn_smem) emu::fail("wgmma: operand outside shared memory");
+            uint16_t h;
+            memcpy(&h, emu::dyn_smem + addr, 2);
+            B[k][n] = emu::unpack(h, bf16);
+        }
+    const int w = me >> 5, L = me & 31;
+    for (int j = 0; j < 8; j++)
+        for (int e = 0; e < 4; e++) {
+            const int row = 16 * w + (L >> 2) + 8 * (e >> 1), col = 8 * j + 2 * (L & 3) + (e & 1);
+            float     acc = accumulate ? d[4 * j + e] : 0.0f;
+            for (int k = 0; k < 16; k++) acc += A[row][k] * B[k][col];
+            d[4 * j + e] = acc;
+        }
+    emu::wait(emu::wg_bar[wgi]);
+}
+
 void ck__cp_async16(void *dst, const void *src, bool valid) {
     if (((uintptr_t)dst & 15) != 0) emu::fail("cp.async: shared address not 16-byte aligned");
     if (valid) {
@@ -353,6 +438,17 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
     return cudaSuccess;
 }
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
+    (void)func;
+    memset(attr, 0, sizeof *attr);
+    attr->sharedSizeBytes = 16; /* the marker of the sm_90a image */
+    return cudaSuccess;
+}
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
+    (void)func;
+    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize && value > 232448) return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
 const char *cudaGetErrorString(cudaError_t error) {
     (void)error;
     return "emulated";
@@ -360,6 +456,7 @@ const char *cudaGetErrorString(cudaError_t error) {
 }
 
 #define CK_ATTN_LAUNCH(kern, grid, block, stream, ...) emu::launch(kern, grid, block, __VA_ARGS__)
+#define CK_ATTN_LAUNCH_SMEM(kern, grid, block, smem, stream, ...) emu::launch_smem(kern, grid, block, smem, __VA_ARGS__)
 #include "../../src/ops/cuda/attention.cu"
 
 extern "C" cudaStream_t ck_cuda_stream(ck_backend *be) {
@@ -499,7 +596,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "-v")) g_verbose = 1;
     const ck_dtype BF = CK_DTYPE_BF16, HF = CK_DTYPE_F16, F32 = CK_DTYPE_F32;
     const int A = CK_ATTN_AUTO, SI = CK_ATTN_SIMT, SM = CK_ATTN_SMALL, F64 = CK_ATTN_FLASH64,
-              F128 = CK_ATTN_FLASH128;
+              F128 = CK_ATTN_FLASH128, WG = CK_ATTN_WGMMA;
     const Case cases[] = {
         /* flash kernels: ragged Tq / Tk, several K tiles (both stages), peaky and flat softmax */
         {BF, 56, 2, 130, 77, F64, F64, 2.0f},
@@ -525,6 +622,14 @@ int main(int argc, char **argv) {
         {BF, 32, 5, 16, 20, SM, SM, 2.0f},
         {BF, 56, 2, 17, 64, SM, -1, 2.0f},
         {BF, 56, 2, 16, 65, SM, -1, 2.0f},
+        /* Hopper kernel: one tile, ragged tiles, a ring that wraps several times, partial query blocks */
+        {BF, 64, 1, 128, 64, WG, WG, 2.0f},
+        {HF, 56, 2, 130, 300, WG, WG, 3.0f},
+        {BF, 56, 1, 64, 1000, WG, WG, 4.0f},
+        {HF, 64, 1, 200, 65, WG, WG, 2.0f},
+        {BF, 64, 2, 17, 1, WG, WG, 1.0f},
+        {BF, 56, 1, 128, 129, WG, WG, 2.0f},
+        {BF, 32, 1, 64, 64, WG, -1, 2.0f},
         /* automatic choice */
         {HF, 64, 3, 64, 64, A, F64, 2.0f},
         {BF, 56, 4, 4, 16, A, SM, 2.0f},

@@ -3,7 +3,9 @@
  * model's shapes: dev/cuda/attention_bench.cu; host emulation of the warp-level code:
  * dev/cuda/attention_emu.cpp.
  * ref: Dao, "FlashAttention-2" (2023), §3 (one warp owns a slice of query rows, P stays in registers);
- *      PTX ISA, "Matrix Fragments for mma.m16n8k16" and "ldmatrix" (register layouts used below).
+ *      Shah et al., "FlashAttention-3" (2024), §3.2 (softmax of one tile overlapping the GEMMs of another);
+ *      PTX ISA, "Matrix Fragments for mma.m16n8k16", "ldmatrix", "Asynchronous Warpgroup Level Matrix
+ *      Multiply-Accumulate" (register layouts, shared-memory matrix descriptors).
  *
  * Kernels (attention.h lists the variants):
  *   attention_flash_kernel  bf16/f16, HD ∈ {8,16,32,56,64}. A block owns BQ = 64 or 128 queries of one group
@@ -12,11 +14,16 @@
  *                           P is re-packed from the S accumulators into A fragments without touching memory.
  *   attention_small_kernel  the same warp code for Hiera mask units (Tq <= 16, Tk <= 64): one group per warp,
  *                           several groups per block, a single K/V tile, nothing padded to 64 query rows.
+ *   attention_wgmma_kernel  Hopper (sm_90a images, compute capability 9.0): wgmma.mma_async with Q and P in
+ *                           registers, K/V from 128-byte-swizzled shared tiles in a 4-stage cp.async ring, the
+ *                           softmax of tile j overlapping P·V of tile j-1 (FlashAttention-3 direction, without
+ *                           TMA or warp specialization). Selected on request only until measured faster.
  *   attention_simt_kernel   fp32 FMAs, one thread per query row; the f32 parity path (and other head dims).
  *
- * Head dim 56 runs natively: shared-memory rows are 7 chunks of 16 bytes, Q·Kᵀ does three k16 MMA steps and
- * one k8 step (exactly 56 products), P·V writes 7 n-tiles; nothing reads the 8 columns a 64-wide layout would
- * pad. HD = 64 (the "pad64" layout, columns 56..63 zero in the inputs) is simply the D = 64 instantiation.
+ * Head dim 56 runs natively in the mma.sync kernels: shared-memory rows are 7 chunks of 16 bytes, Q·Kᵀ does
+ * three k16 MMA steps and one k8 step (exactly 56 products), P·V writes 7 n-tiles; nothing reads the 8 columns
+ * a 64-wide layout would pad. HD = 64 (the "pad64" layout, columns 56..63 zero in the inputs) is simply the
+ * D = 64 instantiation.
  *
  * Rules kept: nothing is allocated and nothing synchronizes (CUDA-Graph capturable); launches go to
  * ck_cuda_stream(be); grids are 1-D in x (G up to 2^31/blocks-per-group); global offsets are int64;
@@ -35,6 +42,8 @@
 
 #ifndef CK_ATTN_LAUNCH
 #define CK_ATTN_LAUNCH(kern, grid, block, stream, ...) kern<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__)
+#define CK_ATTN_LAUNCH_SMEM(kern, grid, block, smem, stream, ...) \
+    kern<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
 #endif
 
 namespace {
@@ -110,6 +119,56 @@ __device__ __forceinline__ float ck__exp2(float x) {
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
 }
+
+/* Hopper warpgroup MMA, compiled only into sm_90a images (the wgmma kernel's body is guarded the same way). */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/* A shared store the compiler cannot drop (keeps a marker array allocated in the image). */
+__device__ __forceinline__ void ck__keep_smem(void *p) {
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(ck__smem_addr(p)), "r"(0u) : "memory");
+}
+/* The dynamic shared memory of the launch (only the wgmma kernel asks for any). */
+__device__ __forceinline__ uint8_t *ck__dyn_smem() {
+    extern __shared__ __align__(16) uint8_t ck__smem_dyn[];
+    return ck__smem_dyn;
+}
+__device__ __forceinline__ void ck__wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void ck__wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void ck__wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* cp.async writes through the generic proxy, wgmma reads through the async proxy */
+__device__ __forceinline__ void ck__fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* Registers an in-flight wgmma writes: code that reads them must not move above the wait. */
+template <int N> __device__ __forceinline__ void ck__reg_fence(float (&r)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
+}
+/* d (64×64 per warpgroup, f32) (+)= a (64×16, registers: the warp's 16 rows in the mma.sync A layout) · B (16×64)
+ * from shared memory: TB = 0, B[k][n] at row n, column k of a K-major tile (K); TB = 1, at row k, column n of
+ * an N-major tile (V). accumulate = 0 overwrites d. */
+#define CK__WGMMA_64_RS(TY)                                                                                 \
+    "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                                           \
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"                                             \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"  \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"  \
+    "}, {%32,%33,%34,%35}, %36, p, 1, 1, %38;\n}\n"
+#define CK__WGMMA_D32(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),  \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),  \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),  \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+template <typename T, int TB>
+__device__ __forceinline__ void ck__wgmma_64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value)
+        asm volatile(CK__WGMMA_64_RS("bf16")
+                     : CK__WGMMA_D32(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate), "n"(TB));
+    else
+        asm volatile(CK__WGMMA_64_RS("f16")
+                     : CK__WGMMA_D32(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate), "n"(TB));
+}
+#endif
 #endif /* CK_ATTN_EMU */
 
 template <typename T> __device__ __forceinline__ uint32_t ck__pack2(float lo, float hi) {
@@ -225,12 +284,14 @@ template <int MT, int NN> __device__ __forceinline__ void ck__mask_keys(float (&
 /* Online softmax over one key tile. A thread holds rows g (h = 0) and g+8 (h = 1) of each m-tile; the four
  * lanes of a quad share a row, so the max is reduced across the quad while the sum l stays per lane until
  * the end (the rescale factor is quad-uniform). The max is taken on raw scores (scale > 0, checked by the
- * launcher) and exp2 gets s·scale·log2e − m·scale·log2e in one FMA. Turns s into p in place. */
-template <int MT, int NN, int NO>
-__device__ __forceinline__ void ck__online_softmax(float (&s)[MT][NN][4], float (&o)[MT][NO][4], float (&m)[MT][2],
-                                                   float (&l)[MT][2], float sl2) {
-    float corr[MT][2];
-    bool  rescale = false;
+ * launcher) and exp2 gets s·scale·log2e − m·scale·log2e in one FMA. Turns s into p in place, updates m and l
+ * and leaves the factor for O in corr; returns (warp-uniform) whether any row of the warp moved its max, i.e.
+ * whether O needs the rescale at all: once the running max has settled (most tiles of a long row) the multiply
+ * of O by exactly 1 is skipped. */
+template <int MT, int NN>
+__device__ __forceinline__ bool ck__softmax_tile(float (&s)[MT][NN][4], float (&m)[MT][2], float (&l)[MT][2],
+                                                 float (&corr)[MT][2], float sl2) {
+    bool moved = false;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -242,7 +303,7 @@ __device__ __forceinline__ void ck__online_softmax(float (&s)[MT][NN][4], float 
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             /* the first tile has at least one real key, so mx is finite; m = -inf there gives corr = 0 */
             corr[mt][h]    = ck__exp2((m[mt][h] - mx) * sl2);
-            rescale       |= mx != m[mt][h];
+            moved         |= mx != m[mt][h];
             const float mb = mx * sl2;
             m[mt][h]       = mx;
             float rs       = 0.0f;
@@ -256,22 +317,42 @@ __device__ __forceinline__ void ck__online_softmax(float (&s)[MT][NN][4], float 
                 }
             l[mt][h] = fmaf(l[mt][h], corr[mt][h], rs);
         }
-    /* Once the running max has settled (most tiles of a long row) no row of the warp changes it, and the
-     * multiply of O by exactly 1 is skipped for the whole warp. */
-    if (__any_sync(0xffffffffu, rescale))
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int no = 0; no < NO; no++) {
-                o[mt][no][0] *= corr[mt][0];
-                o[mt][no][1] *= corr[mt][0];
-                o[mt][no][2] *= corr[mt][1];
-                o[mt][no][3] *= corr[mt][1];
-            }
+    return __any_sync(0xffffffffu, moved);
 }
 
-/* o (MT × D/8 n-tiles) += P · V over the tile's first 8·NN keys. The C fragments of S n-tiles 2kk and
- * 2kk+1 are exactly the A fragment of key k-step kk (rows g/g+8, columns 2(t%4)+{0,1} and +8). */
+template <int MT, int NO> __device__ __forceinline__ void ck__rescale_o(float (&o)[MT][NO][4], const float (&corr)[MT][2]) {
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int no = 0; no < NO; no++) {
+            o[mt][no][0] *= corr[mt][0];
+            o[mt][no][1] *= corr[mt][0];
+            o[mt][no][2] *= corr[mt][1];
+            o[mt][no][3] *= corr[mt][1];
+        }
+}
+
+template <int MT, int NN, int NO>
+__device__ __forceinline__ void ck__online_softmax(float (&s)[MT][NN][4], float (&o)[MT][NO][4], float (&m)[MT][2],
+                                                   float (&l)[MT][2], float sl2) {
+    float corr[MT][2];
+    if (ck__softmax_tile<MT, NN>(s, m, l, corr, sl2)) ck__rescale_o<MT, NO>(o, corr);
+}
+
+/* P as A fragments: the C fragments of S n-tiles 2kk and 2kk+1 are exactly the A fragment of key k-step kk
+ * (rows g/g+8, columns 2(t%4)+{0,1} and +8). */
+template <typename T, int MT, int NN>
+__device__ __forceinline__ void ck__pack_p(uint32_t (&pa)[MT][4], const float (&p)[MT][NN][4], int kk) {
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+        pa[mt][0] = ck__pack2<T>(p[mt][2 * kk][0], p[mt][2 * kk][1]);
+        pa[mt][1] = ck__pack2<T>(p[mt][2 * kk][2], p[mt][2 * kk][3]);
+        pa[mt][2] = ck__pack2<T>(p[mt][2 * kk + 1][0], p[mt][2 * kk + 1][1]);
+        pa[mt][3] = ck__pack2<T>(p[mt][2 * kk + 1][2], p[mt][2 * kk + 1][3]);
+    }
+}
+
+/* o (MT × D/8 n-tiles) += P · V over the tile's first 8·NN keys. */
 template <typename T, int D, int MT, int NN>
 __device__ __forceinline__ void ck__pv(float (&o)[MT][D / 8][4], const float (&p)[MT][NN][4], const uint4 *sV,
                                        int lane) {
@@ -280,13 +361,7 @@ __device__ __forceinline__ void ck__pv(float (&o)[MT][D / 8][4], const float (&p
 #pragma unroll
     for (int kk = 0; kk < NN / 2; kk++) {
         uint32_t pa[MT][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            pa[mt][0] = ck__pack2<T>(p[mt][2 * kk][0], p[mt][2 * kk][1]);
-            pa[mt][1] = ck__pack2<T>(p[mt][2 * kk][2], p[mt][2 * kk][3]);
-            pa[mt][2] = ck__pack2<T>(p[mt][2 * kk + 1][0], p[mt][2 * kk + 1][1]);
-            pa[mt][3] = ck__pack2<T>(p[mt][2 * kk + 1][2], p[mt][2 * kk + 1][3]);
-        }
+        ck__pack_p<T, MT, NN>(pa, p, kk);
 #pragma unroll
         for (int dp = 0; dp < (NO + 1) / 2; dp++) {
             /* transposed matrices: keys +0..7 / cols 16dp+0..7, keys +8..15 / +0..7, keys +0..7 / +8..15,
@@ -451,6 +526,162 @@ __global__ void __launch_bounds__(ck__small_cfg<D, NKT>::NW * 32)
 }
 
 /* ---------------------------------------------------------------------------------------------------------
+ * Hopper kernel (FlashAttention-3 direction): warpgroup MMA (wgmma.mma_async) instead of mma.sync.
+ * Block = NWG warpgroups × 64 query rows of one group; K/V tiles of BK = 64 keys in an NS-stage cp.async ring.
+ * Shared tiles are 64 columns wide with 128-byte rows in the canonical 128-byte-swizzle layout (16-byte chunk
+ * c of row r at c ^ (r & 7), tiles 1024-byte aligned), so the same bytes serve as K-major B operand (K, for
+ * S = Q·Kᵀ) and as N-major B operand (V, for O += P·V, transposed read); HD = 56 rows are zero-padded to 64
+ * (one more k-step in Q·Kᵀ than the mma.sync kernel's native 56; the 8 extra output columns are dropped).
+ * Q and P stay in registers as the A operand (the mma.sync A layout per warp).
+ * Overlap inside a warpgroup: S(j) = Q·K(j)ᵀ and O += P(j-1)·V(j-1) are issued together; the softmax of tile j
+ * runs as soon as S(j) lands while P(j-1)·V(j-1) is still on the tensor cores, and O is rescaled after it.
+ * Two blocks per SM keep four warpgroups in flight, so one block's softmax also hides behind the other's MMAs.
+ * Ring: tile j lives in stage j % NS; at the barrier of iteration j the stage of tile j-2 (read by the wgmmas
+ * waited for in iteration j-1) is refilled with tile j+NS-2, two iterations ahead of use (NS = 4).
+ * The body exists only in sm_90a images; elsewhere the kernel is a trap and the launcher never selects it.
+ * ------------------------------------------------------------------------------------------------------- */
+template <int D, int R, int NT, typename T>
+__device__ __forceinline__ void ck__load_tile_w64(uint4 *s, const T *src, int nvalid, int tid) {
+    constexpr int RC = D / 8, N = R * 8;
+#pragma unroll
+    for (int j = 0; j < (N + NT - 1) / NT; j++) {
+        const int i = tid + j * NT;
+        if (N % NT == 0 || i < N) {
+            const int  r = i >> 3, c = i & 7;
+            const bool ok = r < nvalid && c < RC; /* chunks past HD become the zero padding */
+            ck__cp_async16(&s[r * 8 + (c ^ (r & 7))], ok ? src + (int64_t)r * D + c * 8 : src, ok);
+        }
+    }
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
+/* Shared-memory matrix descriptor: 128-byte swizzle, 8-row groups 1024 bytes apart (SBO), LBO 16 (unused by
+ * swizzled layouts), start address in 16-byte units. */
+__device__ __forceinline__ uint64_t ck__wgmma_desc(uint32_t smem_addr) {
+    return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | (uint64_t)(16 >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 |
+           (uint64_t)1 << 62;
+}
+#endif
+
+constexpr int kCkWgmmaMarker = 16; /* bytes of static shared memory only the sm_90a body declares */
+
+template <typename T, int D, int NWG, int NS>
+__global__ void __launch_bounds__(NWG * 128, 2)
+    attention_wgmma_kernel(T *__restrict__ O, const T *__restrict__ Q, const T *__restrict__ K,
+                           const T *__restrict__ V, int Tq, int Tk, int nqb, float sl2) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
+    constexpr int BQ = 64 * NWG, BK = 64, NB = BK / 8, NT = NWG * 128, NO = D / 8;
+    static_assert(NS >= 3, "the ring refills the stage of tile j-2 at iteration j");
+    /* Lets the host tell this image from the stub (cudaFuncGetAttributes().sharedSizeBytes). */
+    __shared__ __align__(16) uint32_t marker[kCkWgmmaMarker / 4];
+    uint8_t       *raw  = ck__dyn_smem();
+    const uint32_t raw_addr = ck__smem_addr(raw);
+    uint4 *sQ = reinterpret_cast<uint4 *>(raw + ((1024 - (raw_addr & 1023)) & 1023)); /* (BQ, 64), 1024-aligned */
+    uint4 *sK = sQ + BQ * 8;                                                           /* (NS, BK, 64) */
+    uint4 *sV = sK + NS * BK * 8;                                                      /* (NS, BK, 64) */
+
+    const int     tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int64_t g   = (int64_t)blockIdx.x / nqb;
+    const int     q0  = (int)((int64_t)blockIdx.x - g * nqb) * BQ;
+    const T      *Qb  = Q + ((int64_t)g * Tq + q0) * D; /* (BQ, D) */
+    const T      *Kg  = K + (int64_t)g * Tk * D;        /* (Tk, D) */
+    const T      *Vg  = V + (int64_t)g * Tk * D;        /* (Tk, D) */
+    T            *Ob  = O + ((int64_t)g * Tq + q0) * D;
+    const int     nkt = (Tk + BK - 1) / BK;
+    if (tid == 0) ck__keep_smem(marker);
+
+    ck__load_tile_w64<D, BQ, NT>(sQ, Qb, Tq - q0, tid);
+#pragma unroll
+    for (int st = 0; st < NS - 1; st++) {
+        if (st < nkt) {
+            ck__load_tile_w64<D, BK, NT>(sK + st * BK * 8, Kg + (int64_t)st * BK * D, Tk - st * BK, tid);
+            ck__load_tile_w64<D, BK, NT>(sV + st * BK * 8, Vg + (int64_t)st * BK * D, Tk - st * BK, tid);
+        }
+        ck__cp_async_commit(); /* one group per stage, empty or not, so the wait counts below hold */
+    }
+    ck__cp_async_wait<NS - 2>(); /* group 0: Q and tile 0 */
+    ck__fence_proxy_async();
+    __syncthreads();
+
+    uint32_t qf[1][4][4]; /* the warp's 16 rows × 64 columns, as A fragments of 4 k-steps */
+    ck__load_q_frags<64, 1>(qf, sQ, warp * 16, lane);
+    const uint32_t kaddr = ck__smem_addr(sK), vaddr = ck__smem_addr(sV);
+
+    float    s[1][NB][4], o[1][8][4], m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}}, corr[1][2];
+    uint32_t pa[BK / 16][1][4];
+    float(&sf)[NB * 4]  = reinterpret_cast<float(&)[NB * 4]>(s);
+    float(&of)[32]      = reinterpret_cast<float(&)[32]>(o);
+#pragma unroll
+    for (int i = 0; i < 32; i++) of[i] = 0.0f;
+
+    /* tile 0: S only */
+    ck__wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) ck__wgmma_64<T, 0>(sf, qf[0][ks], ck__wgmma_desc(kaddr + ks * 32), ks > 0);
+    ck__wgmma_commit();
+    ck__wgmma_wait<0>();
+    ck__reg_fence(sf);
+    if (BK > Tk) ck__mask_keys<1, NB>(s, Tk, lane);
+    ck__softmax_tile<1, NB>(s, m, l, corr, sl2); /* O is still zero: no rescale */
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++) ck__pack_p<T, 1, NB>(pa[kk], s, kk);
+
+    for (int t = 1; t < nkt; t++) {
+        const int st = t % NS, sp = (t - 1) % NS;
+        ck__cp_async_wait<NS - 3>(); /* this thread's copies of tile t have landed */
+        ck__fence_proxy_async();
+        __syncthreads(); /* everyone's have, and every warpgroup is done with tile t-2 */
+        {
+            const int tn = t + NS - 2, sn = tn % NS;
+            if (tn < nkt) {
+                ck__load_tile_w64<D, BK, NT>(sK + sn * BK * 8, Kg + (int64_t)tn * BK * D, Tk - tn * BK, tid);
+                ck__load_tile_w64<D, BK, NT>(sV + sn * BK * 8, Vg + (int64_t)tn * BK * D, Tk - tn * BK, tid);
+            }
+            ck__cp_async_commit();
+        }
+        ck__wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            ck__wgmma_64<T, 0>(sf, qf[0][ks], ck__wgmma_desc(kaddr + (st * BK * 128 + ks * 32)), ks > 0);
+        ck__wgmma_commit();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++)
+            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__wgmma_desc(vaddr + (sp * BK * 128 + kk * 2048)), 1);
+        ck__wgmma_commit();
+        ck__wgmma_wait<1>(); /* S(t) has landed; P(t-1)·V(t-1) may still run */
+        ck__reg_fence(sf);
+        if ((t + 1) * BK > Tk) ck__mask_keys<1, NB>(s, Tk - t * BK, lane);
+        const bool moved = ck__softmax_tile<1, NB>(s, m, l, corr, sl2);
+        ck__wgmma_wait<0>(); /* O and P(t-1) are free */
+        ck__reg_fence(of);
+        if (moved) ck__rescale_o<1, 8>(o, corr);
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) ck__pack_p<T, 1, NB>(pa[kk], s, kk);
+    }
+    {
+        const int sp = (nkt - 1) % NS;
+        ck__wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++)
+            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__wgmma_desc(vaddr + (sp * BK * 128 + kk * 2048)), 1);
+        ck__wgmma_commit();
+        ck__wgmma_wait<0>();
+        ck__reg_fence(of);
+    }
+    /* the staging tile below overlaps other warps' Q rows when HD = 56 (7-chunk pitch): all Q reads are done */
+    __syncthreads();
+    float oc[1][NO][4];
+#pragma unroll
+    for (int no = 0; no < NO; no++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) oc[0][no][e] = o[0][no][e];
+    ck__store_o<T, D, 1>(Ob, sQ, warp * 16, Tq - q0, oc, l, lane);
+#else
+    __trap(); /* never launched: ck__wgmma_ready() sees no marker in this image */
+#endif
+}
+
+/* ---------------------------------------------------------------------------------------------------------
  * SIMT kernel (f32 parity path; also any dtype with a head dim the tensor-core kernels lack, HD <= DM).
  * One thread per query row, BQ rows of one group per block, K/V tiles of 32 keys converted to f32 in shared
  * memory (every thread reads the same element: broadcast). expf and an explicit scale multiply follow the
@@ -559,6 +790,42 @@ template <typename T, int D, int NKT> void ck__launch_small(const ck__attn_args 
                    (const T *)a.q, (const T *)a.k, (const T *)a.v, a.G, a.Tq, a.Tk, a.scale * kCkLog2e);
 }
 
+/* The wgmma kernel can run: a compute capability 9.0 device, and the image the runtime loads for it is the
+ * sm_90a one (only that body declares the marker; an sm_80 or plain sm_90 image holds the stub). Queried once
+ * per device; host calls only, legal during stream capture. */
+int ck__wgmma_ready(const void *kern) {
+    static int cache[64]; /* 0 unknown, 1 yes, 2 no */
+    int        dev = 0;
+    CK_ASSERT(cudaGetDevice(&dev) == cudaSuccess);
+    if (dev >= 0 && dev < 64 && cache[dev]) return cache[dev] == 1;
+    int major = 0, minor = 0;
+    CK_ASSERT(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
+    CK_ASSERT(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess);
+    int ok = 0;
+    if (major == 9 && minor == 0) {
+        cudaFuncAttributes fa;
+        ok = cudaFuncGetAttributes(&fa, kern) == cudaSuccess && fa.sharedSizeBytes == (size_t)kCkWgmmaMarker;
+        (void)cudaGetLastError(); /* a failed query must not look like a failed launch later */
+    }
+    if (dev >= 0 && dev < 64) cache[dev] = ok ? 1 : 2;
+    return ok;
+}
+
+template <typename T, int D> int ck__launch_wgmma(const ck__attn_args &a) {
+    constexpr int NWG = 2, NS = 4, BQ = 64 * NWG, BK = 64;
+    constexpr int smem = 1024 + (BQ + 2 * NS * BK) * 128; /* alignment slack + Q + NS × (K, V) */
+    auto          kern = attention_wgmma_kernel<T, D, NWG, NS>;
+    if (!ck__wgmma_ready((const void *)kern)) return -1;
+    const int64_t nqb = (a.Tq + BQ - 1) / BQ;
+    CK_ASSERT(a.G * nqb <= INT32_MAX);
+    /* above the 48 KiB default: opt in (a host-side attribute, cheap, allowed during capture) */
+    CK_ASSERT(cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) ==
+              cudaSuccess);
+    CK_ATTN_LAUNCH_SMEM(kern, dim3((unsigned)(a.G * nqb)), dim3(NWG * 128), smem, a.stream, (T *)a.o,
+                        (const T *)a.q, (const T *)a.k, (const T *)a.v, a.Tq, a.Tk, (int)nqb, a.scale * kCkLog2e);
+    return CK_ATTN_WGMMA;
+}
+
 template <typename T, int DM> void ck__launch_simt(const ck__attn_args &a) {
     const int     bq  = a.Tq <= 32 ? 32 : 64;
     const int64_t nqb = (a.Tq + bq - 1) / bq;
@@ -604,6 +871,9 @@ template <typename T, int D> int ck__try_tc_dim(const ck__attn_args &a, int vari
             return CK_ATTN_FLASH128;
         }
         return -1;
+    case CK_ATTN_WGMMA:
+        if constexpr (full) return ck__launch_wgmma<T, D>(a);
+        return -1;
     default: return -1;
     }
 }
@@ -631,7 +901,22 @@ int ck__attn_sm_count(void) {
     return sms;
 }
 
-/* The op's own choice for a 16-bit dtype with a tensor-core head dim. */
+/* CK_ATTN_VARIANT=<name> (attention.h) asks the automatic choice to try that variant first; read once. */
+int ck__attn_env_variant(void) {
+    static int v = -2;
+    if (v == -2) {
+        const char *e = getenv("CK_ATTN_VARIANT");
+        int         found = -1;
+        for (int i = 1; e && i < CK_ATTN_VARIANT_COUNT; i++)
+            if (!strcmp(e, ck__attn_variant_name(i))) found = i;
+        if (e && found < 0) CK_LOG_WARN("CK_ATTN_VARIANT=%s is not a variant name; ignored", e);
+        v = found;
+    }
+    return v;
+}
+
+/* The op's own choice for a 16-bit dtype with a tensor-core head dim. The Hopper kernel is not chosen here
+ * until it has been measured against flash128 on the model's shapes (CK_ATTN_VARIANT=wgmma opts in). */
 int ck__attn_auto_variant(const ck__attn_args &a) {
     if (a.Tq <= 16 && a.Tk <= 64) return CK_ATTN_SMALL;
     /* 128-query blocks only pay off on long rows and when they still fill two waves of 2 blocks per SM;
@@ -639,6 +924,20 @@ int ck__attn_auto_variant(const ck__attn_args &a) {
     if ((a.HD == 56 || a.HD == 64) && a.Tq >= 256 && a.G * ((a.Tq + 127) / 128) >= 2 * (int64_t)ck__attn_sm_count())
         return CK_ATTN_FLASH128;
     return CK_ATTN_FLASH64;
+}
+
+/* Enqueues one variant; -1 when it cannot serve this dtype / head dim / shape / device. tc: 16-bit dtype, a
+ * tensor-core head dim and 16-byte aligned pointers. */
+int ck__attn_launch(const ck__attn_args &a, ck_dtype dt, int tc, int variant) {
+    if (variant == CK_ATTN_SIMT) {
+        switch (dt) {
+        case CK_DTYPE_F32: return ck__try_simt<float>(a);
+        case CK_DTYPE_F16: return ck__try_simt<__half>(a);
+        default: return ck__try_simt<__nv_bfloat16>(a);
+        }
+    }
+    if (!tc) return -1;
+    return dt == CK_DTYPE_F16 ? ck__try_tc<__half>(a, variant) : ck__try_tc<__nv_bfloat16>(a, variant);
 }
 
 } /* namespace */
@@ -678,22 +977,20 @@ extern "C" int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, co
     const int aligned = (((uintptr_t)a.o | (uintptr_t)a.q | (uintptr_t)a.k | (uintptr_t)a.v) & 15) == 0;
     const int tc = q->dtype != CK_DTYPE_F32 && aligned && (HD == 8 || HD == 16 || HD == 32 || HD == 56 || HD == 64);
 
-    int want = variant;
-    if (want == CK_ATTN_AUTO) want = tc ? ck__attn_auto_variant(a) : CK_ATTN_SIMT;
-
-    int used = -1;
-    if (want == CK_ATTN_SIMT) {
-        switch (q->dtype) {
-        case CK_DTYPE_F32: used = ck__try_simt<float>(a); break;
-        case CK_DTYPE_F16: used = ck__try_simt<__half>(a); break;
-        default: used = ck__try_simt<__nv_bfloat16>(a); break;
+    int used;
+    if (variant == CK_ATTN_AUTO) {
+        /* The override replaces the choice among the long-row kernels; mask units keep their kernel. One that
+         * cannot serve this call enqueues nothing and the op's own choice runs. */
+        const int own = tc ? ck__attn_auto_variant(a) : CK_ATTN_SIMT, env = ck__attn_env_variant();
+        used          = env > 0 && own != CK_ATTN_SMALL ? ck__attn_launch(a, q->dtype, tc, env) : -1;
+        if (used < 0) used = ck__attn_launch(a, q->dtype, tc, own);
+        if (used < 0) {
+            CK_LOG_ERR("ck_attention_cuda: no kernel for dtype %s, head dim %lld", ck_dtype_name(q->dtype),
+                       (long long)HD);
+            CK_ASSERT(used >= 0);
         }
-    } else if (tc) {
-        used = q->dtype == CK_DTYPE_F16 ? ck__try_tc<__half>(a, want) : ck__try_tc<__nv_bfloat16>(a, want);
-    }
-    if (variant == CK_ATTN_AUTO && used < 0) {
-        CK_LOG_ERR("ck_attention_cuda: no kernel for dtype %s, head dim %lld", ck_dtype_name(q->dtype), (long long)HD);
-        CK_ASSERT(used >= 0);
+    } else {
+        used = ck__attn_launch(a, q->dtype, tc, variant);
     }
     if (used >= 0) {
         const cudaError_t err = cudaGetLastError();

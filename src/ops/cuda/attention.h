@@ -10,7 +10,11 @@
  *   - bf16 / f16, HD in {8, 16, 32, 56, 64}: tensor cores (mma.sync m16n8k16, fp32 accumulation);
  *     Tq <= 16 and Tk <= 64 (Hiera mask units) run one group per warp, everything else runs the
  *     FlashAttention-2-style kernel with 64- or 128-query blocks;
- *   - f32 and any other head dim up to 64: a SIMT kernel with fp32 FMAs (the parity path).
+ *   - f32 and any other head dim up to 64: a SIMT kernel with fp32 FMAs (the parity path);
+ *   - a Hopper wgmma kernel (HD 56/64, 16-bit) exists in sm_90a builds; the automatic choice does not use it
+ *     yet. The environment variable CK_ATTN_VARIANT=<variant name> (simt, small, flash64, flash128, wgmma)
+ *     makes the automatic choice try that variant first wherever it can serve the call, mask-unit shapes
+ *     excepted (A/B runs of the whole model without a rebuild).
  * ck_cuda_stream is provided by the CUDA backend (and by standalone harnesses such as
  * dev/cuda/attention_bench.cu).
  */
@@ -44,7 +48,7 @@ typedef enum ck_attn_variant {
     CK_ATTN_SMALL    = 2, /* tensor cores, one group per warp: Tq <= 16, Tk <= 64 */
     CK_ATTN_FLASH64  = 3, /* tensor cores, 64 queries per block (4 warps × 16 rows) */
     CK_ATTN_FLASH128 = 4, /* tensor cores, 128 queries per block (4 warps × 32 rows) */
-    CK_ATTN_WGMMA    = 5, /* Hopper wgmma, 128 queries per block (sm_90a builds on a 9.0 device) */
+    CK_ATTN_WGMMA    = 5, /* Hopper wgmma, 2 warpgroups × 64 queries per block (sm_90a image on a 9.0 device) */
     CK_ATTN_VARIANT_COUNT
 } ck_attn_variant;
 
