@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# GPU machine suite: build for Hopper, run the GPU tests, the attention bench, precision/parity checks
+# on a random-weight Hiera-B+ at S = 512 and 2048, and ckey timings. Logs and results go to $OUT.
+# Usage (repository root, on the GPU machine): scripts/device/gpu_suite.sh [parity|bench|all]
+set -uo pipefail
+what=${1:-all}
+OUT=${OUT:-/tmp/ckey-out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/suite.log") 2>&1
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv
+echo "commit $(git rev-parse --short HEAD 2>/dev/null)  date $(date -u +%FT%TZ)"
+
+blas=""
+if [ -d carry/deps ] && ! ls /usr/include/x86_64-linux-gnu/cblas.h /usr/include/cblas.h \
+    /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h >/dev/null 2>&1; then
+    blas="-DCK_BLAS_ROOT=$PWD/carry/deps"
+    export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:${LD_LIBRARY_PATH:-}
+    echo "using carried OpenBLAS"
+fi
+gen=""
+command -v ninja >/dev/null && gen="-G Ninja"
+t0=$(date +%s)
+cmake -S . -B build $gen -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $blas > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
+cmake --build build -j16 > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -30; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+
+echo "== ctest"
+(cd build && ctest --output-on-failure -j4 > "$OUT/ctest.log" 2>&1; echo "ctest rc=$?"; grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest.log")
+for t in test_cuda_ops test_cuda_model; do
+    (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp ./tests/$t > "$OUT/$t.log" 2>&1; echo "$t rc=$?")
+    grep -E "NOT OK|SKIP|PASS|FAIL" "$OUT/$t.log" | tail -15
+done
+
+ck=/tmp/bp.safetensors
+[ -f $ck ] || python3 tools/reference/random_checkpoint.py --config base_plus --out $ck > /dev/null
+B=build/ckey
+
+if [ "$what" = parity ] || [ "$what" = all ]; then
+    echo "== attention bench"
+    (make -C dev/cuda attn_bench > "$OUT/attn_build.log" 2>&1 && OUT=$OUT timeout 240 ./dev/cuda/attn_bench > "$OUT/attn_bench.log" 2>&1; echo "attn rc=$?")
+    tail -45 "$OUT/attn_bench.log"
+
+    echo "== parity and precision (random-weight Hiera-B+)"
+    $B bench --checkpoint $ck --size 512 --device cpu --runs 1 --warmup 0 --dump /tmp/o512_cpu.npy
+    for S in 512 2048; do
+        for p in fp32 bf16 fp16; do
+            $B bench --checkpoint $ck --size $S --device cuda --precision $p --runs 3 --warmup 1 --dump /tmp/o${S}_$p.npy
+        done
+        $B bench --checkpoint $ck --size $S --device cuda --precision fp32 --pad64 1 --runs 1 --warmup 0 --dump /tmp/o${S}_fp32pad.npy
+        $B bench --checkpoint $ck --size $S --device cuda --precision bf16 --sdpa 0 --runs 1 --warmup 0 --dump /tmp/o${S}_bf16unf.npy
+    done
+    C="python3 tools/bench/compare_outputs.py"
+    $C /tmp/o512_fp32.npy /tmp/o512_cpu.npy --label "512 cuda fp32 vs cpu fp32" --alpha-tol 1e-4 --fg-tol 1e-4
+    for S in 512 2048; do
+        $C /tmp/o${S}_bf16.npy /tmp/o${S}_fp32.npy --label "$S bf16 vs fp32" --alpha-tol 5e-3 --fg-tol 1e-2
+        $C /tmp/o${S}_fp16.npy /tmp/o${S}_fp32.npy --label "$S fp16 vs fp32" --alpha-tol 5e-3 --fg-tol 1e-2
+        $C /tmp/o${S}_fp32pad.npy /tmp/o${S}_fp32.npy --label "$S fp32 pad64 on vs off" --alpha-tol 1e-5 --fg-tol 1e-5
+        $C /tmp/o${S}_bf16unf.npy /tmp/o${S}_bf16.npy --label "$S bf16 unfused vs fused attention"
+    done
+fi
+
+if [ "$what" = bench ] || [ "$what" = all ]; then
+    echo "== ckey timings"
+    python3 tools/bench/peer_gpu.py --checkpoint $ck --sizes 512,1024,2048 --ckey $B --torch-modes "${TORCH_MODES:-}" \
+        --out "$OUT" | tail -40
+fi
