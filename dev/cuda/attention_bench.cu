@@ -21,11 +21,14 @@
  *   coalesced stores. Ideas not yet tried: part of the exp2s as an FMA polynomial (MUFU is ~75 % of the MMA
  *   time at HD 64), ones column of V for the row sums at HD 56, split-K for G·Tq too small to fill the GPU.
  *
+ * First, CUDA Graph capture: the first call of auto / flash128 / wgmma happens inside a global-mode stream
+ * capture, and the replayed graph must equal an eager launch bit for bit (--no-capture skips it).
  * Checks per (shape, dtype, HD, variant): inputs are drawn on the device from a counter-based hash (fresh seed
  * per check; the host recomputes the same values bit for bit), the output is poisoned with NaN and fenced by
  * guard bytes; after the run every output element must be finite (every row written), the guards intact, and
  * sampled rows (corners included) within atol + rtol·|ref| of an fp64 softmax on the same rounded inputs.
- * Timing: cudaEvents around each launch, L2 flushed before each, median of --reps (20) after 3 warm-ups;
+ * Timing: cudaEvents around each launch, L2 flushed before each (the flush also hides host launch latency;
+ * with --no-flush a short spin kernel does), median of --reps (20) after 3 warm-ups;
  * TF/s counts 4·G·Tq·Tk·HD (HD as given: 64 counts the padding).
  *
  * Build (repository root):
@@ -36,7 +39,7 @@
  *   OUT=/some/dir ./attn_bench                      all shapes, bf16 + fp16 + fp32, HD 56 + 64, every variant
  *   ./attn_bench --dtype bf16 --hd 56 --size 2048   a subset; --variant flash128 forces one variant,
  *                                                    --simt adds the SIMT kernel to the 16-bit runs,
- *                                                    --reps N, --no-flush, --filter <text in shape name>
+ *                                                    --reps N, --no-flush, --no-capture, --filter <text>
  *   compute-sanitizer ./attn_bench --size 512 --reps 1   (memcheck / racecheck of every kernel)
  * The table goes to stdout; with OUT set, the same rows go to $OUT/attention_bench.csv. Exit status 1 when any
  * check fails.
@@ -104,6 +107,14 @@ template <typename T> __global__ void count_nonfinite_kernel(const T *p, int64_t
     if (c) atomicAdd(count, c);
 }
 
+/* Keeps the GPU busy while the host enqueues the start event, the launch and the stop event, so host launch
+ * latency never shows up between the events (the L2-flush memset does the same job when it runs). */
+__global__ void delay_kernel(long long cycles) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) {
+    }
+}
+
 /* ---- shapes ---------------------------------------------------------------------------------------------- */
 struct Shape {
     std::string name;
@@ -142,6 +153,7 @@ struct Opts {
     int                   simt    = 0;
     int                   reps    = 20;
     int                   flush   = 1;
+    int                   capture = 1;
     std::string           filter;
 };
 
@@ -264,6 +276,7 @@ static Result run_one(const Shape &sh, int HD, ck_dtype dt, int variant, const O
     int reps = op.reps;
     for (int it = 0; it < 3 + reps; it++) {
         if (op.flush) CUDA_CHECK(cudaMemsetAsync(g_flush, it & 0xff, g_flush_bytes, g_stream));
+        else delay_kernel<<<1, 1, 0, g_stream>>>(100000); /* ~50 µs */
         CUDA_CHECK(cudaEventRecord(e0, g_stream));
         ck__attention_cuda_variant(&be, &to, &tq, &tk, &tv, scale, (ck_attn_variant)variant);
         CUDA_CHECK(cudaEventRecord(e1, g_stream));
@@ -287,12 +300,66 @@ static Result run_one(const Shape &sh, int HD, ck_dtype dt, int variant, const O
     return r;
 }
 
+/* The op must be capturable into a CUDA Graph (the backend captures the whole forward). The first call of each
+ * variant in the process happens here, inside a global-mode capture, so the lazy device queries of the launcher
+ * run under capture too; the replayed graph must then match an eager launch bit for bit. */
+template <typename T> static int capture_check(const Shape &sh, int HD, ck_dtype dt, int variant) {
+    const int64_t nq = sh.G * sh.Tq * HD, nk = sh.G * (int64_t)sh.Tk * HD;
+    T            *q, *k, *v, *o1, *o2;
+    CUDA_CHECK(cudaMalloc(&q, nq * sizeof(T)));
+    CUDA_CHECK(cudaMalloc(&k, nk * sizeof(T)));
+    CUDA_CHECK(cudaMalloc(&v, nk * sizeof(T)));
+    CUDA_CHECK(cudaMalloc(&o1, nq * sizeof(T)));
+    CUDA_CHECK(cudaMalloc(&o2, nq * sizeof(T)));
+    fill_kernel<T><<<1024, 256, 0, g_stream>>>(q, nq, 101, 2.0f);
+    fill_kernel<T><<<1024, 256, 0, g_stream>>>(k, nk, 102, 1.0f);
+    fill_kernel<T><<<1024, 256, 0, g_stream>>>(v, nk, 103, 1.0f);
+    CUDA_CHECK(cudaMemsetAsync(o1, 0xFF, nq * sizeof(T), g_stream));
+    CUDA_CHECK(cudaMemsetAsync(o2, 0x00, nq * sizeof(T), g_stream));
+    CUDA_CHECK(cudaStreamSynchronize(g_stream));
+    const int64_t sq[3] = {sh.G, sh.Tq, HD}, sk[3] = {sh.G, sh.Tk, HD};
+    ck_tensor     tq = ck_tensor_make(q, dt, 3, sq), tk = ck_tensor_make(k, dt, 3, sk), tv = ck_tensor_make(v, dt, 3, sk),
+              t1 = ck_tensor_make(o1, dt, 3, sq), t2 = ck_tensor_make(o2, dt, 3, sq);
+    const float scale = 1.0f / sqrtf(56.0f);
+    ck_backend  be;
+    memset(&be, 0, sizeof be);
+
+    cudaGraph_t graph = NULL;
+    CUDA_CHECK(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeGlobal));
+    const int         used = ck__attention_cuda_variant(&be, &t1, &tq, &tk, &tv, scale, (ck_attn_variant)variant);
+    const cudaError_t cap  = cudaStreamEndCapture(g_stream, &graph);
+    int               ok   = 1;
+    if (used >= 0) {
+        CUDA_CHECK(cap);
+        cudaGraphExec_t exec;
+        CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+        CUDA_CHECK(cudaGraphLaunch(exec, g_stream));
+        ck__attention_cuda_variant(&be, &t2, &tq, &tk, &tv, scale, (ck_attn_variant)variant);
+        CUDA_CHECK(cudaStreamSynchronize(g_stream));
+        std::vector<T> h1(nq), h2(nq);
+        CUDA_CHECK(cudaMemcpy(h1.data(), o1, nq * sizeof(T), cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(h2.data(), o2, nq * sizeof(T), cudaMemcpyDeviceToHost));
+        ok = memcmp(h1.data(), h2.data(), nq * sizeof(T)) == 0;
+        CUDA_CHECK(cudaGraphExecDestroy(exec));
+    }
+    if (graph) CUDA_CHECK(cudaGraphDestroy(graph));
+    printf("# capture %-20s S=%-4d %s HD=%d %-8s -> %-8s %s\n", sh.name.c_str(), sh.S, dt == CK_DTYPE_BF16 ? "bf16" : "fp32",
+           HD, ck__attn_variant_name(variant), ck__attn_variant_name(used),
+           used < 0 ? "n/a" : ok ? "ok (graph replay == eager)" : "FAIL (graph replay != eager)");
+    CUDA_CHECK(cudaFree(q));
+    CUDA_CHECK(cudaFree(k));
+    CUDA_CHECK(cudaFree(v));
+    CUDA_CHECK(cudaFree(o1));
+    CUDA_CHECK(cudaFree(o2));
+    return ok;
+}
+
 static const char *dt_short(ck_dtype dt) { return dt == CK_DTYPE_BF16 ? "bf16" : dt == CK_DTYPE_F16 ? "fp16" : "fp32"; }
 
 static void usage(void) {
     fprintf(stderr, "usage: attn_bench [--dtype bf16|fp16|fp32|all] [--hd 56|64|all] [--size 512|1024|2048|all]\n"
                     "                  [--variant auto|simt|small|flash64|flash128|wgmma|all] [--simt] [--reps N]\n"
-                    "                  [--no-flush] [--filter TEXT]\n");
+                    "                  [--no-flush] [--no-capture] [--filter TEXT]\n");
     exit(2);
 }
 
@@ -328,6 +395,8 @@ int main(int argc, char **argv) {
             op.reps = std::max(1, atoi(val));
         } else if (!strcmp(a, "--no-flush")) {
             op.flush = 0;
+        } else if (!strcmp(a, "--no-capture")) {
+            op.capture = 0;
         } else if (!strcmp(a, "--filter") && val) {
             i++;
             op.filter = val;
@@ -367,6 +436,15 @@ int main(int argc, char **argv) {
            "Tk", "variant", "used", "ms", "TF/s", "max_abs", "tol%", "status");
     int      failures = 0, checks = 0;
     uint64_t seed     = 1;
+    if (op.capture) {
+        const Shape win{"win16x64 blk2", 512, 1024, 16, 64}, glob{"global blk6-20", 512, 8, 1024, 1024};
+        failures += !capture_check<__nv_bfloat16>(glob, 56, CK_DTYPE_BF16, CK_ATTN_AUTO);
+        failures += !capture_check<__nv_bfloat16>(glob, 56, CK_DTYPE_BF16, CK_ATTN_FLASH128);
+        failures += !capture_check<__nv_bfloat16>(glob, 64, CK_DTYPE_BF16, CK_ATTN_WGMMA);
+        failures += !capture_check<__nv_bfloat16>(win, 56, CK_DTYPE_BF16, CK_ATTN_AUTO);
+        failures += !capture_check<float>(win, 56, CK_DTYPE_F32, CK_ATTN_AUTO);
+        checks += 5;
+    }
     for (const Shape &sh : model_shapes()) {
         if (std::find(op.sizes.begin(), op.sizes.end(), sh.S) == op.sizes.end()) continue;
         if (!op.filter.empty() && sh.name.find(op.filter) == std::string::npos) continue;

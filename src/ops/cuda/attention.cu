@@ -804,8 +804,11 @@ int ck__wgmma_ready(const void *kern) {
     int ok = 0;
     if (major == 9 && minor == 0) {
         cudaFuncAttributes fa;
-        ok = cudaFuncGetAttributes(&fa, kern) == cudaSuccess && fa.sharedSizeBytes == (size_t)kCkWgmmaMarker;
-        (void)cudaGetLastError(); /* a failed query must not look like a failed launch later */
+        if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) {
+            (void)cudaGetLastError(); /* not a launch failure; ask again next time rather than cache a no */
+            return 0;
+        }
+        ok = fa.sharedSizeBytes == (size_t)kCkWgmmaMarker;
     }
     if (dev >= 0 && dev < 64) cache[dev] = ok ? 1 : 2;
     return ok;
