@@ -32,7 +32,69 @@ static int same_leading(const ck_tensor *a, const ck_tensor *b) {
     return 1;
 }
 
+/* ---- per-op profile (ckey bench --profile): synchronize around every op, sum wall time per op ---- */
+
+#include <time.h>
+
+#define CK_PROF_MAX 64
+static struct {
+    const char *name;
+    double      ms;
+    long        calls;
+} g_prof[CK_PROF_MAX];
+static int    g_prof_on;
+static double g_prof_t0;
+
+void ck_ops_profile_enable(int on) {
+    g_prof_on = on;
+    memset(g_prof, 0, sizeof g_prof);
+}
+
+static double prof_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static void prof_begin(ck_exec *ex) {
+    if (!g_prof_on) return;
+    ex->be->synchronize(ex->be);
+    g_prof_t0 = prof_now();
+}
+
+static void prof_end(ck_exec *ex, const char *name) {
+    if (!g_prof_on) return;
+    ex->be->synchronize(ex->be);
+    const double dt = prof_now() - g_prof_t0;
+    for (int i = 0; i < CK_PROF_MAX; i++) {
+        if (!g_prof[i].name) g_prof[i].name = name;
+        if (g_prof[i].name == name || !strcmp(g_prof[i].name, name)) {
+            g_prof[i].ms += dt;
+            g_prof[i].calls++;
+            return;
+        }
+    }
+}
+
+void ck_ops_profile_report(FILE *f, int frames) {
+    double total = 0;
+    for (int i = 0; i < CK_PROF_MAX && g_prof[i].name; i++) total += g_prof[i].ms;
+    fprintf(f, "op profile (%d frames, synchronized per op): %.2f ms/frame\n", frames, total / (frames ? frames : 1));
+    for (int i = 0; i < CK_PROF_MAX && g_prof[i].name; i++)
+        fprintf(f, "  %-22s %8.3f ms/frame %6.1f%%  %ld calls\n", g_prof[i].name, g_prof[i].ms / (frames ? frames : 1),
+                total > 0 ? 100.0 * g_prof[i].ms / total : 0.0, g_prof[i].calls / (frames ? frames : 1));
+}
+
+/* Runs the backend slot unless planning; profiled under a name when profiling is on. */
 #define RUN(ex) if (!(ex)->planning)
+#define RUNP(ex, label, call)                                                                        \
+    do {                                                                                             \
+        if (!(ex)->planning) {                                                                       \
+            prof_begin(ex);                                                                          \
+            call;                                                                                    \
+            prof_end(ex, label);                                                                     \
+        }                                                                                            \
+    } while (0)
 
 void ck_linear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b, ck_act act,
                const ck_tensor *residual) {
@@ -41,13 +103,14 @@ void ck_linear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_ten
     CK_ASSERT(!b || (b->ndim == 1 && b->shape[0] == w->shape[0]));
     CK_ASSERT(!residual || same_shape(residual, y));
     CK_ASSERT(!residual || residual->data != y->data || act == CK_ACT_NONE);
-    RUN(ex) ex->be->linear(ex->be, y, x, w, b, act, residual);
+    RUNP(ex, act == CK_ACT_GELU ? "linear+gelu" : residual ? "linear+residual" : "linear",
+         ex->be->linear(ex->be, y, x, w, b, act, residual));
 }
 
 void ck_layernorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta,
                   float eps) {
     CK_ASSERT(same_shape(x, y) && gamma->shape[0] == ck_tensor_last(x) && beta->shape[0] == ck_tensor_last(x));
-    RUN(ex) ex->be->layernorm(ex->be, y, x, gamma, beta, eps);
+    RUNP(ex, "layernorm", ex->be->layernorm(ex->be, y, x, gamma, beta, eps));
 }
 
 void ck_conv2d(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
@@ -58,7 +121,8 @@ void ck_conv2d(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_ten
     CK_ASSERT(y->shape[1] == (x->shape[1] + 2 * pad - dilation * (kh - 1) - 1) / stride + 1);
     CK_ASSERT(y->shape[2] == (x->shape[2] + 2 * pad - dilation * (kw - 1) - 1) / stride + 1);
     CK_ASSERT(!b || b->shape[0] == w->shape[0]);
-    RUN(ex) ex->be->conv2d(ex->be, y, x, w, b, stride, pad, dilation);
+    RUNP(ex, kh == 7 ? "conv2d 7x7/4" : kh == 3 ? "conv2d 3x3" : "conv2d",
+         ex->be->conv2d(ex->be, y, x, w, b, stride, pad, dilation));
 }
 
 void ck_groupnorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta,
@@ -69,14 +133,15 @@ void ck_groupnorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_
     CK_ASSERT(!residual || same_shape(residual, y));
     CK_ASSERT(!stats || ck_tensor_numel(stats) == x->shape[0] * groups * 2);
     CK_ASSERT(!stats_frozen || stats);
-    RUN(ex) ex->be->groupnorm(ex->be, y, x, gamma, beta, groups, eps, residual, act, stats, stats_frozen);
+    RUNP(ex, "groupnorm", ex->be->groupnorm(ex->be, y, x, gamma, beta, groups, eps, residual, act, stats, stats_frozen));
 }
 
 void ck_attention(ck_exec *ex, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
                   float scale) {
     CK_ASSERT(q->ndim == 3 && same_shape(k, v) && same_shape(o, q));
     CK_ASSERT(q->shape[0] == k->shape[0] && q->shape[2] == k->shape[2]);
-    RUN(ex) ex->be->attention(ex->be, o, q, k, v, scale);
+    RUNP(ex, k->shape[1] > 64 ? "attention global" : "attention window",
+         ex->be->attention(ex->be, o, q, k, v, scale));
 }
 
 void ck_attn_gather(ck_exec *ex, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, const ck_tensor *qkv,
@@ -90,7 +155,7 @@ void ck_attn_gather(ck_exec *ex, const ck_tensor *q, const ck_tensor *k, const c
     const int64_t T = (int64_t)win_h * win_w, Tq = q_pool ? T / 4 : T;
     CK_ASSERT(k->ndim == 3 && k->shape[0] == G && k->shape[1] == T && same_shape(k, v));
     CK_ASSERT(q->ndim == 3 && q->shape[0] == G && q->shape[1] == Tq && q->shape[2] == HDp);
-    RUN(ex) ex->be->attn_gather(ex->be, q, k, v, qkv, heads, win_h, win_w, q_pool);
+    RUNP(ex, "attn_gather", ex->be->attn_gather(ex->be, q, k, v, qkv, heads, win_h, win_w, q_pool));
 }
 
 void ck_attn_scatter(ck_exec *ex, const ck_tensor *y, const ck_tensor *o, int heads, int win_h, int win_w) {
@@ -98,45 +163,45 @@ void ck_attn_scatter(ck_exec *ex, const ck_tensor *y, const ck_tensor *o, int he
     CK_ASSERT(y->shape[1] % win_h == 0 && y->shape[2] % win_w == 0);
     const int64_t G = y->shape[0] * heads * (y->shape[1] / win_h) * (y->shape[2] / win_w);
     CK_ASSERT(o->shape[0] == G && o->shape[1] == (int64_t)win_h * win_w && o->shape[2] >= y->shape[3] / heads);
-    RUN(ex) ex->be->attn_scatter(ex->be, y, o, heads, win_h, win_w);
+    RUNP(ex, "attn_scatter", ex->be->attn_scatter(ex->be, y, o, heads, win_h, win_w));
 }
 
 void ck_maxpool2x2(ck_exec *ex, const ck_tensor *y, const ck_tensor *x) {
     CK_ASSERT(x->ndim == 4 && y->ndim == 4 && x->shape[1] % 2 == 0 && x->shape[2] % 2 == 0);
     CK_ASSERT(y->shape[0] == x->shape[0] && y->shape[1] * 2 == x->shape[1] && y->shape[2] * 2 == x->shape[2] &&
               y->shape[3] == x->shape[3]);
-    RUN(ex) ex->be->maxpool2x2(ex->be, y, x);
+    RUNP(ex, "maxpool2x2", ex->be->maxpool2x2(ex->be, y, x));
 }
 
 void ck_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b) {
     CK_ASSERT(same_shape(y, a) && ck_tensor_numel(a) % ck_tensor_numel(b) == 0);
-    RUN(ex) ex->be->add(ex->be, y, a, b);
+    RUNP(ex, "add", ex->be->add(ex->be, y, a, b));
 }
 
 void ck_resize_bilinear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int accumulate) {
     CK_ASSERT(x->ndim == 4 && y->ndim == 4 && x->shape[0] == y->shape[0] && x->shape[3] == y->shape[3]);
-    RUN(ex) ex->be->resize_bilinear(ex->be, y, x, accumulate);
+    RUNP(ex, "resize_bilinear", ex->be->resize_bilinear(ex->be, y, x, accumulate));
 }
 
 void ck_activation(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, ck_act act) {
     CK_ASSERT(same_shape(x, y));
-    RUN(ex) ex->be->activation(ex->be, y, x, act);
+    RUNP(ex, "activation", ex->be->activation(ex->be, y, x, act));
 }
 
 void ck_sigmoid_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale) {
     CK_ASSERT(same_shape(y, a) && (!b || same_shape(a, b)));
-    RUN(ex) ex->be->sigmoid_add(ex->be, y, a, b, b_scale);
+    RUNP(ex, "sigmoid_add", ex->be->sigmoid_add(ex->be, y, a, b, b_scale));
 }
 
 void ck_concat_sigmoid(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, int a_channels, const ck_tensor *b) {
     CK_ASSERT(same_leading(a, y) && same_leading(b, y) && a_channels <= ck_tensor_last(a));
     CK_ASSERT(ck_tensor_last(y) == a_channels + ck_tensor_last(b));
-    RUN(ex) ex->be->concat_sigmoid(ex->be, y, a, a_channels, b);
+    RUNP(ex, "concat_sigmoid", ex->be->concat_sigmoid(ex->be, y, a, a_channels, b));
 }
 
 void ck_convert(ck_exec *ex, const ck_tensor *y, const ck_tensor *x) {
     CK_ASSERT(ck_tensor_numel(x) == ck_tensor_numel(y));
-    RUN(ex) ex->be->convert(ex->be, y, x);
+    RUNP(ex, "convert", ex->be->convert(ex->be, y, x));
 }
 
 ck_tensor ck_new_dtype(ck_exec *ex, ck_dtype dt, int ndim, const int64_t *shape) {

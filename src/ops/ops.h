@@ -10,6 +10,8 @@
 #include "backend/backend.h"
 #include "core/arena.h"
 
+#include <stdio.h>
+
 typedef struct ck_exec {
     ck_backend *be;
     ck_arena   *arena;    /* activations */
@@ -52,6 +54,11 @@ void ck_resize_bilinear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int
 void ck_activation(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, ck_act act);
 void ck_sigmoid_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
 void ck_convert(ck_exec *ex, const ck_tensor *y, const ck_tensor *x);
+
+/* Per-op timing: synchronizes the backend around every op (so it perturbs what it measures, and cannot
+ * run inside a CUDA graph); report divides by `frames`. */
+void ck_ops_profile_enable(int on);
+void ck_ops_profile_report(FILE *f, int frames);
 void ck_concat_sigmoid(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, int a_channels, const ck_tensor *b);
 
 #endif

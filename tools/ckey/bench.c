@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "ctx.h"
 #include "io/npy.h"
+#include "ops/ops.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,12 +41,14 @@ static void usage_bench(FILE *f) {
     fprintf(f, "usage: ckey bench --checkpoint FILE [--size N] [--warmup N] [--runs N] [--device cpu|cuda|auto]\n"
                "                  [--precision fp32|bf16|fp16] [--sdpa 0|1] [--pad64 0|1] [--compile 0|1]\n"
                "                  [--stage-gc 0|1] [--slim 0|1] [--threads N] [--head-dim N] [--dump FILE.npy]\n"
+               "                  [--profile 0|1]\n"
                "Times the network alone on a deterministic structured input and prints one JSON line:\n"
                "first_ms (first frame after load: planning done, includes graph capture with --compile 1),\n"
                "median_ms, min_ms, p95_ms of the forward over --runs timed runs after --warmup untimed ones\n"
                "(defaults 3 and 10; device events on CUDA, input already on the device), e2e_median_ms\n"
                "(upload + forward + download), activation/weight MiB, device peak MiB and host peak RSS.\n"
-               "--dump writes the last output (S, S, 4: alpha, fg R, G, B) as .npy.\n");
+               "--dump writes the last output (S, S, 4: alpha, fg R, G, B) as .npy. --profile 1 adds a\n"
+               "per-op time table (stderr) from extra synchronized runs without a CUDA graph.\n");
 }
 
 static double time_compute(ck_ctx *ctx) {
@@ -73,6 +76,7 @@ static int flag01(const char *opt, const char *v, int *out) {
 
 int ck_cli_bench(int argc, char **argv) {
     const char *ckpt   = NULL, *dump = NULL;
+    int         profile = 0;
     ck_params   p      = ck_params_default();
     int         warmup = 3, runs = 10;
     p.size             = 512;
@@ -111,6 +115,9 @@ int ck_cli_bench(int argc, char **argv) {
             p.keep_intermediates = !slim;
         } else if (!strcmp(a, "--dump")) {
             dump = v;
+        } else if (!strcmp(a, "--profile")) {
+            if (!flag01(a, v, &profile)) return 2;
+            if (profile) p.cuda_graph = 0;
         } else {
             fprintf(stderr, "ckey: unknown bench option '%s'\n", a);
             return 2;
@@ -151,6 +158,12 @@ int ck_cli_bench(int argc, char **argv) {
         t[i] = time_compute(ctx);
         ck__ctx_download(ctx);
         e2e[i] = now_ms() - t1;
+    }
+    if (profile) { /* separate pass: synchronizing per op would distort the timings above */
+        ck_ops_profile_enable(1);
+        for (int i = 0; i < runs; i++) ck__ctx_compute(ctx);
+        ck_ops_profile_report(stderr, runs);
+        ck_ops_profile_enable(0);
     }
     double mn = t[0];
     for (int i = 1; i < runs; i++) mn = t[i] < mn ? t[i] : mn;

@@ -986,6 +986,10 @@ extern "C" int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, co
          * cannot serve this call enqueues nothing and the op's own choice runs. */
         const int own = tc ? ck__attn_auto_variant(a) : CK_ATTN_SIMT, env = ck__attn_env_variant();
         used          = env > 0 && own != CK_ATTN_SMALL ? ck__attn_launch(a, q->dtype, tc, env) : -1;
+        /* Measured on the H200 (docs/benchmarks): the Hopper kernel beats flash128 once rows hold 4096+
+         * keys (1.33 vs 1.74 ms for 8x16384^2 at HD 64) and loses on 1024-key rows; it declines (-1) on
+         * other devices and head dims, and the op's own choice runs. */
+        if (used < 0 && own == CK_ATTN_FLASH128 && a.Tk >= 4096) used = ck__attn_launch(a, q->dtype, tc, CK_ATTN_WGMMA);
         if (used < 0) used = ck__attn_launch(a, q->dtype, tc, own);
         if (used < 0) {
             CK_LOG_ERR("ck_attention_cuda: no kernel for dtype %s, head dim %lld", ck_dtype_name(q->dtype),
