@@ -11,7 +11,7 @@ ck_params ck_params_default(void) {
     memset(&p, 0, sizeof p);
     p.size           = 2048;
     p.device         = CK_DEVICE_AUTO;
-    p.precision      = CK_PREC_FP32;
+    p.precision      = CK_PREC_AUTO;
     p.threads        = 0;
     p.head_dim       = 0;
     p.use_refiner    = 1;
@@ -33,17 +33,25 @@ static ck_status init_fail(ck_ctx *ctx, ck_status st) {
 }
 
 static ck_backend *make_backend(ck_ctx *ctx, ck_status *st) {
-    const ck_params *p = &ctx->params;
-    if (p->device == CK_DEVICE_CPU) return ck_backend_cpu_create(p->threads);
+    const ck_params *p      = &ctx->params;
+    const int        lowp   = p->precision == CK_PREC_BF16 || p->precision == CK_PREC_FP16;
+    if (p->device == CK_DEVICE_CPU) {
+        if (lowp) {
+            *st = ck__fail(&ctx->err, CK_STATUS_EUNSUPPORTED, "the CPU backend computes in fp32 only (asked for %s)",
+                           p->precision == CK_PREC_BF16 ? "bf16" : "fp16");
+            return NULL;
+        }
+        return ck_backend_cpu_create(p->threads);
+    }
     ck_err          cerr = {{0}};
-    ck_backend_opts bo   = {0, p->precision, p->fused_attention};
+    ck_backend_opts bo   = {0, p->precision == CK_PREC_AUTO ? CK_PREC_FP16 : p->precision, p->fused_attention};
     ck_backend     *be   = ck_backend_cuda_create(&bo, &cerr);
     if (be) return be;
     if (p->device == CK_DEVICE_CUDA) {
         *st = ck__fail(&ctx->err, CK_STATUS_ENODEV, "--device cuda: %s", cerr.msg);
         return NULL;
     }
-    CK_LOG_INFO("no usable CUDA device (%s); running on the CPU", cerr.msg);
+    CK_LOG_INFO("no usable CUDA device (%s); running on the CPU%s", cerr.msg, lowp ? " in fp32" : "");
     return ck_backend_cpu_create(p->threads);
 }
 

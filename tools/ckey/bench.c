@@ -171,13 +171,12 @@ int ck_cli_bench(int argc, char **argv) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const ck_params *pp = ck_ctx_params(ctx);
-    static const char *prec[] = {"fp32", "bf16", "fp16"};
     printf("{\"size\": %d, \"device\": \"%s\", \"precision\": \"%s\", \"sdpa\": %d, \"pad64\": %d, "
            "\"compile\": %d, \"stage_gc\": %d, \"slim\": %d, \"warmup\": %d, \"runs\": %d, "
            "\"first_ms\": %.3f, \"median_ms\": %.3f, \"min_ms\": %.3f, \"p95_ms\": %.3f, \"e2e_median_ms\": %.3f, "
            "\"activation_mib\": %.1f, \"weights_mib\": %.1f, \"device_peak_mib\": %.1f, \"peak_rss_mib\": %.1f, "
            "\"alpha_center\": %.6f}\n",
-           S, ck_cli_device_name(ctx), prec[pp->precision], pp->fused_attention, pp->pad64, pp->cuda_graph,
+           S, ck_cli_device_name(ctx), ck_dtype_name(ctx->be->act_dtype), pp->fused_attention, pp->pad64, pp->cuda_graph,
            pp->stage_gc, !pp->keep_intermediates, warmup, runs, first, med, mn, p95, e2e_med,
            ck_ctx_activation_bytes(ctx) / 1048576.0, ck_ctx_weight_bytes(ctx) / 1048576.0,
            ck_ctx_device_peak_bytes(ctx) / 1048576.0, ru.ru_maxrss / 1024.0, (double)ctx->host_out[((size_t)S * S / 2 + S / 2) * 4]);

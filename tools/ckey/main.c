@@ -70,7 +70,8 @@ static void usage_key(FILE *f) {
             "execution:\n"
             "  --device D            cpu, cuda or auto (default auto: CUDA when available, else CPU)\n"
             "  --threads N           CPU threads (default: all cores)\n"
-            "  --precision P         CUDA: fp32 (exact parity mode), bf16 or fp16 (default fp32)\n"
+            "  --precision P         fp32 (exact parity mode), bf16, fp16 or auto (default auto: fp16 on\n"
+            "                        CUDA, fp32 on the CPU, which computes in fp32 only)\n"
             "  --no-sdpa             CUDA: unfused reference attention instead of the fused kernel\n"
             "  --pad64 / --no-pad64  CUDA: pad head_dim 56 to 64 in attention (default: on for bf16/fp16)\n"
             "  --no-compile          CUDA: do not capture the forward as a CUDA Graph\n"
@@ -103,8 +104,9 @@ int ck_cli_parse_precision(const char *v, ck_precision *out) {
     if (v && !strcmp(v, "fp32")) *out = CK_PREC_FP32;
     else if (v && !strcmp(v, "bf16")) *out = CK_PREC_BF16;
     else if (v && !strcmp(v, "fp16")) *out = CK_PREC_FP16;
+    else if (v && !strcmp(v, "auto")) *out = CK_PREC_AUTO;
     else {
-        fprintf(stderr, "ckey: --precision expects fp32, bf16 or fp16, got '%s'\n", v ? v : "");
+        fprintf(stderr, "ckey: --precision expects fp32, bf16, fp16 or auto, got '%s'\n", v ? v : "");
         return 0;
     }
     return 1;
