@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU machine suite: build for Hopper, run the GPU tests, the attention bench, precision/parity checks
 # on a random-weight Hiera-B+ at S = 512 and 2048, and ckey timings. Logs and results go to $OUT.
-# Usage (repository root, on the GPU machine): scripts/device/gpu_suite.sh [parity|bench|all]
+# Usage (repository root, on the GPU machine): scripts/device/gpu_suite.sh [parity|profile|bench|all]
+# (profile also runs the timings; TORCH_MODES=fp16ac,compile adds the PyTorch peers to them)
 set -uo pipefail
 what=${1:-all}
 OUT=${OUT:-/tmp/ckey-out}
@@ -59,8 +60,15 @@ if [ "$what" = parity ] || [ "$what" = all ]; then
     done
 fi
 
-if [ "$what" = bench ] || [ "$what" = all ]; then
+if [ "$what" = profile ] || [ "$what" = all ]; then
+    echo "== per-op profiles (synchronized per op, no graph)"
+    for S in 512 2048; do
+        $B bench --checkpoint $ck --size $S --device cuda --runs 3 --warmup 1 --profile 1 2>&1 | grep -v "^ckey: info"
+    done
+fi
+
+if [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = profile ]; then
     echo "== ckey timings"
     python3 tools/bench/peer_gpu.py --checkpoint $ck --sizes 512,1024,2048 --ckey $B --torch-modes "${TORCH_MODES:-}" \
-        --out "$OUT" | tail -40
+        --configs "${CKEY_CONFIGS:-fp32,bf16,fp16,bf16 no-graph,bf16 no-pad64,bf16 unfused-attn}" --out "$OUT" | tail -40
 fi

@@ -32,6 +32,10 @@ CKEY_CONFIGS = {
     "bf16 no-graph": ["--precision", "bf16", "--compile", "0"],
     "bf16 no-pad64": ["--precision", "bf16", "--pad64", "0"],
     "bf16 unfused-attn": ["--precision", "bf16", "--sdpa", "0"],
+    "fp16 no-graph": ["--precision", "fp16", "--compile", "0"],
+    "fp16 no-pad64": ["--precision", "fp16", "--pad64", "0"],
+    "fp16 unfused-attn": ["--precision", "fp16", "--sdpa", "0"],
+    "fp16 stage_gc": ["--precision", "fp16", "--compile", "0", "--stage-gc", "1"],
 }
 
 
