@@ -99,7 +99,7 @@ void ck_ops_profile_report(FILE *f, int frames) {
 void ck_linear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b, ck_act act,
                const ck_tensor *residual) {
     CK_ASSERT(w->ndim == 2 && ck_tensor_last(x) == w->shape[1] && ck_tensor_last(y) == w->shape[0]);
-    CK_ASSERT(same_leading(x, y) && x->dtype == y->dtype);
+    CK_ASSERT(same_leading(x, y) && (x->dtype == y->dtype || y->dtype == CK_DTYPE_F32));
     CK_ASSERT(!b || (b->ndim == 1 && b->shape[0] == w->shape[0]));
     CK_ASSERT(!residual || same_shape(residual, y));
     CK_ASSERT(!residual || residual->data != y->data || act == CK_ACT_NONE);

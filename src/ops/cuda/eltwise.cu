@@ -105,8 +105,8 @@ extern "C" void ck_sigmoid_add_cuda(ck_backend *be, const ck_tensor *y, const ck
 
 /* ---- concat_sigmoid: y (P, Ca + Cb) = [a (P, ≥Ca)[:, :Ca], σ(b (P, Cb))] ---- */
 
-template <typename T>
-__global__ void concat_sigmoid_kernel(T *__restrict__ y, const T *__restrict__ a, const T *__restrict__ b, int CA,
+template <typename T, typename TB>
+__global__ void concat_sigmoid_kernel(T *__restrict__ y, const T *__restrict__ a, const TB *__restrict__ b, int CA,
                                       int a_ch, int CB, int64_t total) {
     const int CY = a_ch + CB;
     CK_GRID_STRIDE(i, total) {
@@ -121,15 +121,19 @@ static void concat_launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *a, i
     const int64_t CA = ck_tensor_last(a), CB = ck_tensor_last(b);
     const int64_t total = ck_tensor_numel(y);
     CK_ASSERT(CA <= 0x7fffffff && CB <= 0x7fffffff);
-    concat_sigmoid_kernel<T><<<ck_grid_for(cu, total, 256), 256, 0, cu->stream>>>(
-        (T *)y->data, (const T *)a->data, (const T *)b->data, (int)CA, a_ch, (int)CB, total);
+    if (b->dtype == CK_DTYPE_F32) /* float32 logits beside 16-bit activations */
+        concat_sigmoid_kernel<T, float><<<ck_grid_for(cu, total, 256), 256, 0, cu->stream>>>(
+            (T *)y->data, (const T *)a->data, (const float *)b->data, (int)CA, a_ch, (int)CB, total);
+    else
+        concat_sigmoid_kernel<T, T><<<ck_grid_for(cu, total, 256), 256, 0, cu->stream>>>(
+            (T *)y->data, (const T *)a->data, (const T *)b->data, (int)CA, a_ch, (int)CB, total);
     CK_KERNEL_CHECK(cu);
 }
 
 extern "C" void ck_concat_sigmoid_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
                                        const ck_tensor *b) {
     ck_cuda *cu = ck_cuda_of(be);
-    CK_ASSERT(ck_is_float_dtype(y->dtype) && a->dtype == y->dtype && b->dtype == y->dtype);
+    CK_ASSERT(ck_is_float_dtype(y->dtype) && a->dtype == y->dtype && (b->dtype == y->dtype || b->dtype == CK_DTYPE_F32));
     CK_DISPATCH_FLOAT(y->dtype, T, concat_launch<T>(cu, y, a, a_channels, b));
 }
 

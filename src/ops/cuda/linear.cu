@@ -126,7 +126,8 @@ static ck_lt_plan *plan_get(ck_cuda *cu, const ck_lt_key *key, const void *bias)
         CK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     CK_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->a, dt, (uint64_t)key->K, (uint64_t)key->N, (int64_t)key->K));
     CK_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->b, dt, (uint64_t)key->K, (uint64_t)key->M, (int64_t)key->K));
-    CK_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->c, dt, (uint64_t)key->N, (uint64_t)key->M, (int64_t)key->N));
+    CK_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->c, cuda_type((ck_dtype)key->out_dtype), (uint64_t)key->N,
+                                               (uint64_t)key->M, (int64_t)key->N));
 
     cublasLtMatmulPreference_t pref;
     CK_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -189,10 +190,12 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
     ck_cuda      *cu = ck_cuda_of(be);
     const int64_t K = w->shape[1], N = w->shape[0];
     const int64_t M = ck_tensor_numel(x) / K;
-    const ck_dtype dt = y->dtype;
-    CK_ASSERT(ck_is_float_dtype(dt) && x->dtype == dt && w->dtype == dt);
+    /* x and w share a dtype; y is that dtype or float32 (the heads keep their logits in float32, so that
+     * the ×10 refiner delta is not amplified 16-bit rounding) */
+    const ck_dtype dt = x->dtype, ot = y->dtype;
+    CK_ASSERT(ck_is_float_dtype(dt) && w->dtype == dt && (ot == dt || ot == CK_DTYPE_F32));
     CK_ASSERT(!b || b->dtype == CK_DTYPE_F32);
-    CK_ASSERT(!residual || residual->dtype == dt);
+    CK_ASSERT(!residual || residual->dtype == ot);
     CK_ASSERT(x->data != y->data);
     CK_ASSERT(K <= 0x7fffffff && N <= 0x7fffffff);
     const float *bias = b ? (const float *)b->data : NULL; /* (N) */
@@ -206,9 +209,9 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
     const void        *post_res  = NULL;
     if (act == CK_ACT_NONE) {
         beta_one = res != NULL;
-        if (bias && dt == CK_DTYPE_F32) epi = CUBLASLT_EPILOGUE_BIAS;
+        if (bias && ot == CK_DTYPE_F32) epi = CUBLASLT_EPILOGUE_BIAS;
         else post_bias = bias;
-    } else if (act == CK_ACT_RELU && !res && (dt == CK_DTYPE_F32 || !bias)) {
+    } else if (act == CK_ACT_RELU && !res && (ot == CK_DTYPE_F32 || !bias)) {
         epi = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
     } else {
         post_bias = bias;
@@ -222,8 +225,9 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
     key.M        = M;
     key.N        = N;
     key.K        = K;
-    key.dtype    = dt;
-    key.epilogue = epi;
+    key.dtype     = dt;
+    key.out_dtype = ot;
+    key.epilogue  = epi;
     key.beta_one = beta_one;
     key.align[0] = ptr_align(w->data);
     key.align[1] = ptr_align(x->data);
@@ -234,6 +238,11 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
 
     if (!p->ok) {
         /* everything in one plain kernel (also reads a residual that aliases y element by element) */
+        if (ot != dt) {
+            CK_LOG_ERR("ck_linear_cuda: cuBLASLt has no %s x %s -> float32 algorithm for M=%lld N=%lld K=%lld",
+                       ck_dtype_name(dt), ck_dtype_name(dt), (long long)M, (long long)N, (long long)K);
+            CK_ASSERT(ot == dt);
+        }
         CK_DISPATCH_FLOAT(dt, T, launch_fallback<T>(cu, y, x, w, bias, act, res, M, N, K));
         return;
     }
@@ -245,5 +254,5 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
                                    &p->algo, cu->workspace, cu->workspace_bytes, cu->stream));
     if (cu->debug_sync && !cu->capturing) CK_CUDA_CHECK(cudaStreamSynchronize(cu->stream));
     if (post_bias || post_act != CK_ACT_NONE || post_res)
-        CK_DISPATCH_FLOAT(dt, T, launch_epilogue<T>(cu, y, M, N, post_bias, post_act, post_res));
+        CK_DISPATCH_FLOAT(ot, T, launch_epilogue<T>(cu, y, M, N, post_bias, post_act, post_res));
 }

@@ -34,7 +34,8 @@ extern "C" {
 
 typedef struct ck_lt_key {
     int64_t M, N, K;
-    int     dtype;     /* ck_dtype of x, w, y */
+    int     dtype;     /* ck_dtype of x, w */
+    int     out_dtype; /* ck_dtype of y (and C): dtype, or float32 for the network's heads */
     int     epilogue;  /* cublasLtEpilogue_t */
     int     beta_one;  /* C = residual, beta = 1 */
     int     align[5];  /* byte alignment of A (w), B (x), C, D (y), bias */
