@@ -11,7 +11,12 @@
  * return garbage.
  *
  * Environment: CK_CUDA_SYNC=1 synchronizes and checks after every kernel (locates asynchronous faults);
- * CK_CUDA_SCRATCH_MB overrides the scratch size (default 128). */
+ * CK_CUDA_SCRATCH_MB overrides the scratch size (default 128); CK_CONV=auto|cudnn|kernel picks the 16-bit
+ * convolution path (ops_cuda.h).
+ *
+ * cuDNN (when built): one handle bound to the stream; conv2d_cudnn.c keeps KRSC copies of conv weights,
+ * allocated through alloc (so they count in the memory figures) on a problem's first eager call. A free
+ * or upload of device memory drops the copies made from it. */
 #ifdef CK_HAVE_CUDA
 
 #include "ops/cuda/ops_cuda.h"
@@ -76,6 +81,13 @@ static void cuda_free(ck_backend *be, void *ptr) {
     ck_cuda *cu = ck_cuda_of(be);
     if (!ptr) return;
     CK_ASSERT(!cu->capturing);
+    /* first the conv copies made from this block (they are freed through here too, which reorders
+     * the table, so the block is looked up again afterwards) */
+    for (int i = 0; i < cu->n_allocs; i++) {
+        if (cu->allocs[i].ptr != ptr) continue;
+        ck__conv_cudnn_invalidate(be, ptr, cu->allocs[i].bytes);
+        break;
+    }
     for (int i = 0; i < cu->n_allocs; i++) {
         if (cu->allocs[i].ptr != ptr) continue;
         cu->mem_cur -= cu->allocs[i].bytes;
@@ -91,6 +103,7 @@ static void cuda_free(ck_backend *be, void *ptr) {
 static void cuda_upload(ck_backend *be, void *dst, const void *src, size_t n) {
     ck_cuda *cu = ck_cuda_of(be);
     if (!n) return;
+    ck__conv_cudnn_invalidate(be, dst, n); /* new weights at a cached address */
     CK_CUDA_FATAL(cudaSetDevice(cu->device));
     CK_CUDA_FATAL(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, cu->stream));
     /* From pageable memory the copy has left the host buffer when cudaMemcpyAsync returns; from pinned
@@ -214,6 +227,7 @@ static void cuda_destroy(ck_backend *be) {
         }
         if (cu->stream) cudaStreamSynchronize(cu->stream);
         cuda_graph_reset(be);
+        ck__conv_cudnn_free(be); /* weight copies go back through be->free */
         for (int i = 0; i < 2; i++)
             if (cu->ev[i]) cudaEventDestroy(cu->ev[i]);
         ck__cuda_lt_cache_free(cu);
@@ -364,6 +378,7 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
 #endif
     const char *missing = NULL;
     if (!ck_backend_complete(be, &missing)) return create_fail(be, err, "op table", missing);
+    ck__conv_cudnn_init(be); /* after alloc/free are set: the conv cache allocates through them */
 
     CK_LOG_INFO("cuda: device %d %s (sm_%d%d, %d SMs, %.1f GiB), %s, %s attention, scratch %zu MiB", cu->device,
                 prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0,

@@ -15,7 +15,10 @@
  *      moves as 16-byte cp.async; other IC (patch embed IC=4, refiner stem IC=7) gather element-wise.
  *   3. fp32: the same tiling on CUDA cores (128×64×16, 8×4 outputs per thread, register-prefetched
  *      double buffer), exact fp32 FMAs: this is the parity mode, no TF32.
- * Bias (float32) is added in the epilogue before the single rounding to the output dtype. */
+ * Bias (float32) is added in the epilogue before the single rounding to the output dtype.
+ *
+ * bf16/fp16 first try cuDNN (conv2d_cudnn.c; CK_CONV=auto|cudnn|kernel), which falls back here for any
+ * problem it does not take. */
 #include "ops/cuda/common.cuh"
 
 #define CK_CONV_KALIGN 32 /* wt row padding = the tensor-core k chunk */
@@ -422,8 +425,26 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const ck
     CK_KERNEL_CHECK(cu);
 }
 
+extern "C" void ck__conv_weight_krsc_cuda(ck_backend *be, void *dst, const ck_tensor *w) {
+    ck_cuda      *cu = ck_cuda_of(be);
+    const int64_t OC = w->shape[0], IC = w->shape[1], KH = w->shape[2], KW = w->shape[3], K = IC * KH * KW;
+    CK_ASSERT(K <= 0x7fffffff);
+    /* the (OC, Kp) relayout with Kp = K is exactly (OC, KH, KW, IC) */
+    CK_DISPATCH_FLOAT(w->dtype, T,
+                      conv_weight_relayout_kernel<T><<<ck_grid_for(cu, OC * K, 256), 256, 0, cu->stream>>>(
+                          (T *)dst, (const T *)w->data, (int)OC, (int)IC, (int)KH, (int)KW, (int)K, (int)K));
+    CK_KERNEL_CHECK(cu);
+}
+
+/* 16-bit: cuDNN when it takes the problem (conv2d_cudnn.c, CK_CONV), else the kernel above. */
 extern "C" void ck_conv2d_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
                                const ck_tensor *b, int stride, int pad, int dilation) {
+    if (x->dtype != CK_DTYPE_F32 && ck__conv2d_cudnn(be, y, x, w, b, stride, pad, dilation)) return;
+    ck__conv2d_kernel_cuda(be, y, x, w, b, stride, pad, dilation);
+}
+
+extern "C" void ck__conv2d_kernel_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
+                                       const ck_tensor *b, int stride, int pad, int dilation) {
     ck_cuda *cu = ck_cuda_of(be);
     CK_ASSERT(ck_is_float_dtype(x->dtype) && y->dtype == x->dtype && w->dtype == x->dtype);
     CK_ASSERT(!b || b->dtype == CK_DTYPE_F32);

@@ -7,7 +7,9 @@
  *   - everything is enqueued on cu->stream; ops never synchronize and never allocate (so a whole
  *     forward can be captured into a CUDA Graph). Temporary memory comes from cu->scratch, a
  *     backend-owned buffer allocated once at creation; ops run one at a time on one stream, so every
- *     op may use all of it.
+ *     op may use all of it. One exception: conv2d's cuDNN path (conv2d_cudnn.c) makes its weight copies
+ *     and plans on a problem's first call outside capture, through be->alloc; under capture it never
+ *     allocates (a problem first seen there runs the built-in kernel).
  *   - ops return void: a CUDA/cuBLAS failure inside an op is a bug or a dead device, so it is logged
  *     with file:line and aborts (CK_CUDA_CHECK in common.cuh). Host entry points of the backend
  *     (create, graph, ...) return status codes instead.
@@ -77,7 +79,17 @@ typedef struct ck_cuda {
     cudaEvent_t     ev[2];
     ck_lt_plan      plans[CK_LT_CACHE];
     int             plan_next; /* round-robin eviction */
+    /* conv2d through cuDNN (conv2d_cudnn.c): handle bound to `stream` (NULL when cuDNN is not built
+     * or failed to initialize), its plans and weight copies; conv_mode from CK_CONV */
+    void *cudnn;
+    void *conv_cache;
+    int   conv_mode; /* CK_CONV_AUTO / CK_CONV_CUDNN / CK_CONV_KERNEL */
 } ck_cuda;
+
+/* CK_CONV=auto (default): per problem, the faster of cuDNN and the built-in kernel as timed on its first
+ * eager call; CK_CONV=cudnn: cuDNN whenever it accepts the problem; CK_CONV=kernel: never cuDNN.
+ * float32 convolutions always run the built-in kernel (parity mode, no TF32). */
+enum { CK_CONV_AUTO = 0, CK_CONV_CUDNN = 1, CK_CONV_KERNEL = 2 };
 
 static inline ck_cuda *ck_cuda_of(ck_backend *be) { return (ck_cuda *)be->impl; }
 
@@ -112,6 +124,23 @@ void ck_sigmoid_add_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a,
 void ck_concat_sigmoid_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
                             const ck_tensor *b);
 void ck_convert_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
+
+/* ---- conv2d internals (conv2d.cu, conv2d_cudnn.c) ---- */
+/* The built-in implicit-GEMM kernel (every dtype). */
+void ck__conv2d_kernel_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
+                            const ck_tensor *b, int stride, int pad, int dilation);
+/* dst (OC, KH, KW, IC) = w (OC, IC, KH, KW) relaid on the stream (cuDNN's NHWC filter layout). */
+void ck__conv_weight_krsc_cuda(ck_backend *be, void *dst, const ck_tensor *w);
+/* 1 when cuDNN ran the convolution (16-bit dtypes only); 0: the caller runs the built-in kernel. Never
+ * allocates or searches while the stream is capturing: a problem first seen under capture returns 0. */
+int ck__conv2d_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
+                     int stride, int pad, int dilation);
+/* Backend lifetime: init reads CK_CONV and creates the handle (a failure only disables cuDNN, logged);
+ * free releases handle, plans and weight copies; invalidate drops the copies derived from device memory
+ * in [p, p + bytes) (called on free and upload of that memory). */
+void ck__conv_cudnn_init(ck_backend *be);
+void ck__conv_cudnn_free(ck_backend *be);
+void ck__conv_cudnn_invalidate(ck_backend *be, const void *p, size_t bytes);
 
 /* Releases the cached cuBLASLt plans (backend destroy). */
 void ck__cuda_lt_cache_free(ck_cuda *cu);
