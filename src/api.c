@@ -180,6 +180,10 @@ ck_status ck__ctx_compute(ck_ctx *ctx) {
         return CK_OK;
     }
     if (!ctx->graph_ready) { /* first frame: record the whole forward once ("compile") */
+        /* One eager forward first: ops make their one-time choices (cuDNN plans, weight layouts) outside
+         * capture, where they may allocate and time; the capture then records the chosen paths. */
+        enqueue_forward(ctx);
+        be->synchronize(be);
         if (!be->ext.graph_begin(be)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph capture failed to start");
         enqueue_forward(ctx);
         if (!be->ext.graph_end(be)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph capture failed");

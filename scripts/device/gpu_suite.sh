@@ -9,7 +9,8 @@ OUT=${OUT:-/tmp/ckey-out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/suite.log") 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv
-echo "commit $(git rev-parse --short HEAD 2>/dev/null)  date $(date -u +%FT%TZ)"
+echo "commit $(git rev-parse --short HEAD 2>/dev/null || cat BUILD_COMMIT 2>/dev/null)  date $(date -u +%FT%TZ)"
+start=$(date +%s)
 
 blas=""
 if [ -d carry/deps ] && ! ls /usr/include/x86_64-linux-gnu/cblas.h /usr/include/cblas.h \
@@ -58,6 +59,28 @@ if [ "$what" = parity ] || [ "$what" = all ]; then
         $C /tmp/o${S}_fp32pad.npy /tmp/o${S}_fp32.npy --label "$S fp32 pad64 on vs off" --alpha-tol 1e-5 --fg-tol 1e-5
         $C /tmp/o${S}_bf16unf.npy /tmp/o${S}_bf16.npy --label "$S bf16 unfused vs fused attention"
     done
+fi
+
+if [ "$what" = final ]; then
+    echo "== parity at 512 (random-weight Hiera-B+)"
+    $B bench --checkpoint $ck --size 512 --device cpu --runs 1 --warmup 0 --dump /tmp/o512_cpu.npy | tail -1
+    for p in fp32 fp16 bf16; do
+        $B bench --checkpoint $ck --size 512 --device cuda --precision $p --runs 2 --warmup 1 --dump /tmp/o512_$p.npy | tail -1
+    done
+    $B bench --checkpoint $ck --size 2048 --device cuda --precision fp16 --runs 2 --warmup 1 --dump /tmp/o2048_fp16.npy | tail -1
+    $B bench --checkpoint $ck --size 2048 --device cuda --precision fp32 --runs 1 --warmup 0 --dump /tmp/o2048_fp32.npy | tail -1
+    C="python3 tools/bench/compare_outputs.py"
+    $C /tmp/o512_fp32.npy /tmp/o512_cpu.npy --label "512 cuda fp32 vs cpu fp32" --alpha-tol 1e-4 --fg-tol 1e-4
+    $C /tmp/o512_fp16.npy /tmp/o512_fp32.npy --label "512 fp16 vs fp32" --alpha-tol 5e-3 --fg-tol 1e-2
+    $C /tmp/o512_bf16.npy /tmp/o512_fp32.npy --label "512 bf16 vs fp32" --alpha-tol 5e-3 --fg-tol 1e-2
+    $C /tmp/o2048_fp16.npy /tmp/o2048_fp32.npy --label "2048 fp16 vs fp32" --alpha-tol 5e-3 --fg-tol 1e-2
+    echo "== ckey configurations and PyTorch eager fp16 (elapsed $(( $(date +%s) - start )) s)"
+    python3 tools/bench/peer_gpu.py --checkpoint $ck --sizes 512,1024,2048 --ckey $B --torch-modes fp16ac \
+        --configs "fp16,bf16,fp32,fp16 no-graph,fp16 no-pad64,fp16 unfused-attn,fp16 stage_gc" --out "$OUT" --name peer_gpu | tail -32
+    left=$(( 570 - ($(date +%s) - start) ))
+    echo "== torch.compile(default) + fp16 autocast beside ckey fp16, ${left} s left"
+    timeout $left python3 tools/bench/peer_gpu.py --checkpoint $ck --sizes 512,2048,1024 --ckey $B --torch-modes compile \
+        --configs fp16 --out "$OUT" --name peer_compile | grep -E '^\{|^\|'
 fi
 
 if [ "$what" = profile ] || [ "$what" = all ]; then

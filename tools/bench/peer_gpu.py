@@ -112,6 +112,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--name", default="peer_gpu", help="output file stem")
     a = ap.parse_args()
     rows = []
     gpu = torch.cuda.get_device_name()
@@ -130,7 +131,7 @@ def main():
             print(json.dumps(r), flush=True)
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     md = [f"# GPU side by side: ckey vs PyTorch ({gpu})", "",
-          f"- date: {datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')}; commit {rev}; torch {torch.__version__}",
+          f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; commit {rev}; torch {torch.__version__}",
           f"- command: python3 tools/bench/peer_gpu.py {' '.join(sys.argv[1:])}",
           f"- median/min of {a.runs} runs after {a.warmup} warm-ups, CUDA events; random weights", "",
           "| S | engine | mode | median ms | min ms | peak MiB | first frame |", "|---|---|---|---|---|---|---|"]
@@ -146,9 +147,9 @@ def main():
     text = "\n".join(md) + "\n"
     print(text)
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "peer_gpu.json"), "w") as f:
+    with open(os.path.join(a.out, a.name + ".json"), "w") as f:
         json.dump(rows, f, indent=1)
-    with open(os.path.join(a.out, "peer_gpu.md"), "w") as f:
+    with open(os.path.join(a.out, a.name + ".md"), "w") as f:
         f.write(text)
 
 
