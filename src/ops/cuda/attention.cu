@@ -572,7 +572,7 @@ __global__ void __launch_bounds__(NWG * 128, 2)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
     constexpr int BQ = 64 * NWG, BK = 64, NB = BK / 8, NT = NWG * 128, NO = D / 8;
     static_assert(NS >= 3, "the ring refills the stage of tile j-2 at iteration j");
-    /* Lets the host tell this image from the stub (cudaFuncGetAttributes().sharedSizeBytes). */
+    /* Lets the host tell this image from the empty sm_80/sm_90 body (cudaFuncGetAttributes().sharedSizeBytes). */
     __shared__ __align__(16) uint32_t marker[kCkWgmmaMarker / 4];
     uint8_t       *raw  = ck__dyn_smem();
     const uint32_t raw_addr = ck__smem_addr(raw);
@@ -791,7 +791,7 @@ template <typename T, int D, int NKT> void ck__launch_small(const ck__attn_args 
 }
 
 /* The wgmma kernel can run: a compute capability 9.0 device, and the image the runtime loads for it is the
- * sm_90a one (only that body declares the marker; an sm_80 or plain sm_90 image holds the stub). Queried once
+ * sm_90a one (only that body declares the marker; an sm_80 or plain sm_90 image holds an empty body that traps). Queried once
  * per device; host calls only, legal during stream capture. */
 int ck__wgmma_ready(const void *kern) {
     static int cache[64]; /* 0 unknown, 1 yes, 2 no */

@@ -28,7 +28,7 @@
  * kernel; the stem (IC=7) stays on the kernel (1.02 ms against 2.03 ms); the whole eager forward 59.4 ->
  * 48.2 ms. Small problems time the host overhead of a cuDNN call (~35 us) and mostly keep the kernel.
  *
- * CK_CONV=auto|cudnn|kernel (ops_cuda.h). Without CK_HAVE_CUDNN this file is stubs. */
+ * CK_CONV=auto|cudnn|kernel (ops_cuda.h). Without CK_HAVE_CUDNN this file only reports "not available" (callers use the built-in kernel). */
 #ifdef CK_HAVE_CUDA
 
 #include "ops/cuda/ops_cuda.h"
