@@ -62,6 +62,9 @@ typedef void (*ck_op_concat_sigmoid_fn)(ck_backend *be, const ck_tensor *y, cons
                                         const ck_tensor *b);
 /* y = x converted to y's dtype (same shape; float32/float16/bfloat16, round-to-nearest-even). */
 typedef void (*ck_op_convert_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
+/* Copies the h×w rectangle at (sy, sx) of x (B,H,W,C) to (dy, dx) of y (B,H',W',C); same B, C, dtype. */
+typedef void (*ck_op_copy_rect_fn)(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy,
+                                   int sx, int h, int w);
 
 /* Optional capabilities (NULL in backends without them). */
 typedef struct ck_backend_ext {

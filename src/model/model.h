@@ -118,5 +118,9 @@ void ck_decoder_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
                         const ck_tensor feats[CK_MAX_STAGES], const ck_tensor *logits);
 void ck_refiner_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
                         const ck_tensor *logits_up, const ck_tensor *delta_raw);
+/* Same result, computed per tile (tile×tile owned pixels, `halo` margin) with GroupNorm statistics
+ * frozen from a full-image pass; equal to the untiled refiner when halo ≥ 31. */
+void ck_refiner_forward_tiled(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
+                              const ck_tensor *logits_up, const ck_tensor *delta_raw, int tile, int halo);
 
 #endif

@@ -211,3 +211,10 @@ ck_tensor ck_new_dtype(ck_exec *ex, ck_dtype dt, int ndim, const int64_t *shape)
     ex->dtype      = saved;
     return t;
 }
+
+void ck_copy_rect(ck_exec *ex, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h, int w) {
+    CK_ASSERT(x->ndim == 4 && y->ndim == 4 && x->shape[0] == y->shape[0] && x->shape[3] == y->shape[3]);
+    CK_ASSERT(x->dtype == y->dtype && h > 0 && w > 0 && sy >= 0 && sx >= 0 && dy >= 0 && dx >= 0);
+    CK_ASSERT(sy + h <= x->shape[1] && sx + w <= x->shape[2] && dy + h <= y->shape[1] && dx + w <= y->shape[2]);
+    RUNP(ex, "copy_rect", ex->be->copy_rect(ex->be, y, dy, dx, x, sy, sx, h, w));
+}

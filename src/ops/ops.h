@@ -54,6 +54,7 @@ void ck_resize_bilinear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int
 void ck_activation(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, ck_act act);
 void ck_sigmoid_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
 void ck_convert(ck_exec *ex, const ck_tensor *y, const ck_tensor *x);
+void ck_copy_rect(ck_exec *ex, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h, int w);
 
 /* Per-op timing: synchronizes the backend around every op (so it perturbs what it measures, and cannot
  * run inside a CUDA graph); report divides by `frames`. */

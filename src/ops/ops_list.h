@@ -16,6 +16,7 @@
     X(activation)       \
     X(sigmoid_add)      \
     X(concat_sigmoid)   \
-    X(convert)
+    X(convert)          \
+    X(copy_rect)
 
 #endif

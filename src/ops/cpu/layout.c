@@ -96,3 +96,15 @@ void ck_maxpool2x2_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x) {
         }
     }
 }
+
+void ck_copy_rect_cpu(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h,
+                      int w) {
+    (void)be;
+    const int64_t B = x->shape[0], HX = x->shape[1], WX = x->shape[2], C = x->shape[3];
+    const int64_t HY = y->shape[1], WY = y->shape[2];
+    const size_t  es = ck_dtype_size(x->dtype), row = (size_t)w * (size_t)C * es;
+    for (int64_t b = 0; b < B; b++)
+        for (int r = 0; r < h; r++)
+            memcpy((char *)y->data + (((b * HY + dy + r) * WY + dx) * C) * (int64_t)es,
+                   (const char *)x->data + (((b * HX + sy + r) * WX + sx) * C) * (int64_t)es, row);
+}

@@ -29,6 +29,8 @@ void ck_resize_bilinear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor 
 void ck_activation_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, ck_act act);
 void ck_sigmoid_add_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
 void ck_convert_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
+void ck_copy_rect_cpu(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h,
+                      int w);
 void ck_concat_sigmoid_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
                            const ck_tensor *b);
 

@@ -233,3 +233,19 @@ extern "C" void ck_maxpool2x2_cuda(ck_backend *be, const ck_tensor *y, const ck_
     CK_ASSERT(ck_is_float_dtype(x->dtype) && y->dtype == x->dtype);
     CK_DISPATCH_FLOAT(x->dtype, T, maxpool<T>(cu, y, x));
 }
+
+/* ---- copy_rect: a rectangle of one NHWC tensor into another; rows are contiguous W·C runs, so this is a
+ * strided 2-D copy per batch image (cudaMemcpy2DAsync, capturable) ---- */
+extern "C" void ck_copy_rect_cuda(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy,
+                                  int sx, int h, int w) {
+    ck_cuda      *cu = ck_cuda_of(be);
+    const int64_t B = x->shape[0], HX = x->shape[1], WX = x->shape[2], C = x->shape[3];
+    const int64_t HY = y->shape[1], WY = y->shape[2];
+    const size_t  es = ck_dtype_size(x->dtype);
+    for (int64_t b = 0; b < B; b++) {
+        const char *src = (const char *)x->data + (size_t)(((b * HX + sy) * WX + sx) * C) * es;
+        char       *dst = (char *)y->data + (size_t)(((b * HY + dy) * WY + dx) * C) * es;
+        CK_CUDA_CHECK(cudaMemcpy2DAsync(dst, (size_t)(WY * C) * es, src, (size_t)(WX * C) * es, (size_t)(w * C) * es,
+                                        (size_t)h, cudaMemcpyDeviceToDevice, cu->stream));
+    }
+}

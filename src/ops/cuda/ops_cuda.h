@@ -124,6 +124,8 @@ void ck_sigmoid_add_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a,
 void ck_concat_sigmoid_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
                             const ck_tensor *b);
 void ck_convert_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
+void ck_copy_rect_cuda(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h,
+                       int w);
 
 /* ---- conv2d internals (conv2d.cu, conv2d_cudnn.c) ---- */
 /* The built-in implicit-GEMM kernel (every dtype). */
