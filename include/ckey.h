@@ -83,6 +83,12 @@ typedef struct ck_params {
                                      per frame; -1 = auto (on for CUDA), ignored on the CPU */
     int          stage_gc;        /* "stage_gc": synchronize between backbone, decoders and refiner
                                      (no effect while a CUDA Graph is used); default 0 */
+    /* Tiled mode: 0 = full frame (the plate is resized to `size`). Otherwise the model runs at
+     * S = tile on tiles of the plate at its native resolution, stepped by tile − tile_overlap and
+     * blended with linear ramps; all-background / all-foreground hints skip a tile, and a hint whose
+     * bounding box plus 64 px fits one tile runs that tile only. */
+    int          tile;
+    int          tile_overlap;
 } ck_params;
 
 ck_params ck_params_default(void);

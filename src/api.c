@@ -2,6 +2,7 @@
  * pre-process → network → resize back → post-process. */
 #include "ctx.h"
 #include "pipeline/frame_ops.h"
+#include "pipeline/tiling.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,14 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     if (!ctx) return ck__fail(&init_err, CK_STATUS_EOOM, "out of memory");
     *out        = ctx;
     ctx->params = params ? *params : ck_params_default();
+    ck_params *pm = &ctx->params;
+    if (pm->tile != 0) {
+        if (pm->tile < 32 || pm->tile % 32 != 0 || pm->tile_overlap < 0 || pm->tile_overlap >= pm->tile)
+            return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL,
+                                           "tile %d / overlap %d: the tile must be a multiple of 32 and the overlap "
+                                           "in [0, tile)", pm->tile, pm->tile_overlap));
+        pm->size = pm->tile; /* the model runs at the tile size; pos_embed is resized to it */
+    }
     const ck_params *p = &ctx->params;
     if (p->size < 32 || p->size % 32 != 0)
         return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "size %d is not a positive multiple of 32", p->size));
@@ -231,6 +240,118 @@ static int image_ok(const ck_image *im, int channels) {
     return im && im->data && im->width > 0 && im->height > 0 && im->channels == channels;
 }
 
+/* Alpha and fg (straight sRGB) of the whole plate, tile by tile (ck_params.tile). */
+static ck_status key_tiled(ck_ctx *ctx, const ck_image *rgb, const float *hint, float *alpha, float *fg) {
+    const ck_params *p = &ctx->params;
+    const int        w = rgb->width, h = rgb->height, S = ctx->cfg.size;
+    const int        tw = S < w ? S : w, th = S < h ? S : h;
+    int              ox[4096], oy[4096];
+    int              nx = ck_tile_origins(w, tw, p->tile_overlap, ox, 4096);
+    int              ny = ck_tile_origins(h, th, p->tile_overlap, oy, 4096);
+
+    /* single-tile shortcut: the hint's bounding box (hint > 0.01) plus 64 px fits one tile */
+    int bx0 = w, by0 = h, bx1 = -1, by1 = -1;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            if (hint[(size_t)y * w + x] > 0.01f) {
+                bx0 = x < bx0 ? x : bx0, bx1 = x > bx1 ? x : bx1;
+                by0 = y < by0 ? y : by0, by1 = y > by1 ? y : by1;
+            }
+    if (bx1 >= 0 && (nx > 1 || ny > 1)) {
+        const int mx0 = bx0 - 64 > 0 ? bx0 - 64 : 0, mx1 = bx1 + 64 < w - 1 ? bx1 + 64 : w - 1;
+        const int my0 = by0 - 64 > 0 ? by0 - 64 : 0, my1 = by1 + 64 < h - 1 ? by1 + 64 : h - 1;
+        if (mx1 - mx0 + 1 <= tw && my1 - my0 + 1 <= th) {
+            int cx = (mx0 + mx1 + 1) / 2 - tw / 2, cy = (my0 + my1 + 1) / 2 - th / 2;
+            cx = cx < 0 ? 0 : cx + tw > w ? w - tw : cx;
+            cy = cy < 0 ? 0 : cy + th > h ? h - th : cy;
+            ox[0] = cx, oy[0] = cy, nx = ny = 1;
+            CK_LOG_DBG("tiled: hint fits one tile at (%d, %d)", cx, cy);
+        }
+    }
+    const size_t F    = (size_t)w * h;
+    float       *acc  = calloc(F * 4, sizeof(float)); /* weighted alpha, fg */
+    float       *wsum = calloc(F, sizeof(float));
+    float       *crgb = malloc(sizeof(float) * (size_t)tw * th * 3), *chint = malloc(sizeof(float) * (size_t)tw * th);
+    float       *tout = malloc(sizeof(float) * (size_t)tw * th * 4);
+    float       *scr  = malloc(sizeof(float) * ck_preprocess_scratch_floats(tw, th, tw, th, S));
+    if (!acc || !wsum || !crgb || !chint || !tout || !scr) {
+        free(acc), free(wsum), free(crgb), free(chint), free(tout), free(scr);
+        return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for tiles");
+    }
+    ck_status st = CK_OK;
+    for (int ty = 0; ty < ny && st == CK_OK; ty++)
+        for (int tx = 0; tx < nx && st == CK_OK; tx++) {
+            const int x0 = ox[tx], y0 = oy[ty];
+            float     hmin = 1e30f, hmax = -1e30f;
+            for (int y = 0; y < th; y++) {
+                memcpy(crgb + (size_t)y * tw * 3, rgb->data + ((size_t)(y0 + y) * w + x0) * 3, sizeof(float) * tw * 3);
+                memcpy(chint + (size_t)y * tw, hint + (size_t)(y0 + y) * w + x0, sizeof(float) * tw);
+                for (int x = 0; x < tw; x++) {
+                    const float v = chint[(size_t)y * tw + x];
+                    hmin = v < hmin ? v : hmin, hmax = v > hmax ? v : hmax;
+                }
+            }
+            if (hmax < 0.01f || hmin > 0.99f) { /* hint-driven skip */
+                const int fgnd = hmin > 0.99f;
+                for (size_t i = 0; i < (size_t)tw * th; i++) {
+                    tout[4 * i] = fgnd ? 1.0f : 0.0f;
+                    for (int c = 0; c < 3; c++) {
+                        const float v   = crgb[3 * i + c];
+                        tout[4 * i + 1 + c] = fgnd ? (p->input_is_linear ? ck_linear_to_srgb(v) : v) : 0.0f;
+                    }
+                }
+            } else {
+                ck_preprocess(ctx->host_x, crgb, tw, th, chint, tw, th, S, p->input_is_linear, scr);
+                st = ck__ctx_forward(ctx);
+                if (st != CK_OK) break;
+                if (tw == S && th == S) memcpy(tout, ctx->host_out, sizeof(float) * (size_t)S * S * 4);
+                else ck_resize_lanczos4(tout, tw, th, ctx->host_out, S, S, 4);
+            }
+            for (int y = 0; y < th; y++) {
+                const float wy = ck_tile_weight_1d(y, y0, th, h, p->tile_overlap);
+                for (int x = 0; x < tw; x++) {
+                    const float  wt = wy * ck_tile_weight_1d(x, x0, tw, w, p->tile_overlap);
+                    const size_t o  = (size_t)(y0 + y) * w + x0 + x, t = (size_t)y * tw + x;
+                    wsum[o] += wt;
+                    for (int c = 0; c < 4; c++) acc[o * 4 + c] += wt * tout[t * 4 + c];
+                }
+            }
+        }
+    for (size_t i = 0; i < F && st == CK_OK; i++) {
+        const float inv = wsum[i] > 0 ? 1.0f / wsum[i] : 0.0f; /* 0 outside a single shortcut tile */
+        alpha[i]        = acc[i * 4] * inv;
+        for (int c = 0; c < 3; c++) fg[i * 3 + c] = acc[i * 4 + 1 + c] * inv;
+    }
+    free(acc), free(wsum), free(crgb), free(chint), free(tout), free(scr);
+    return st;
+}
+
+static ck_status alloc_result(ck_ctx *ctx, ck_result *res, int w, int h) {
+    const size_t F = (size_t)w * h;
+    res->alpha     = (ck_image){w, h, 1, malloc(sizeof(float) * F)};
+    res->fg        = (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)};
+    res->processed = (ck_image){w, h, 4, malloc(sizeof(float) * F * 4)};
+    if (ctx->params.comp) res->comp = (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)};
+    if (!res->alpha.data || !res->fg.data || !res->processed.data || (ctx->params.comp && !res->comp.data)) {
+        ck_result_free(res);
+        return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
+    }
+    return CK_OK;
+}
+
+/* Despeckle, despill, linear premultiplied RGBA and comp from res->alpha / res->fg. */
+static ck_status finish_result(ck_ctx *ctx, ck_result *res) {
+    const ck_params *p  = &ctx->params;
+    ck_post_params   pp = {p->despill, p->despeckle, p->despeckle_size, p->comp};
+    ck_status st = ck_postprocess(res->processed.data, p->comp ? res->comp.data : NULL, res->alpha.data, res->fg.data,
+                                  res->alpha.width, res->alpha.height, &pp);
+    if (st != CK_OK) {
+        ck_result_free(res);
+        return ck__fail(&ctx->err, st, "post-processing failed");
+    }
+    return CK_OK;
+}
+
 ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res) {
     if (!ctx || !res) return CK_STATUS_EINVAL;
     if (ctx->failed) return CK_STATUS_EBADSTATE;
@@ -239,24 +360,38 @@ ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, c
     if (!image_ok(hint, 1)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "hint must be a non-empty 1-channel image");
     const int S = ctx->cfg.size, w = rgb->width, h = rgb->height;
     const ck_params *p = &ctx->params;
+    ck_status        st;
+
+    if (p->tile > 0) {
+        /* the hint at the plate's size first (bilinear, as CorridorKey when sizes differ) */
+        float *hint_full = hint->data;
+        if (hint->width != w || hint->height != h) {
+            hint_full = malloc(sizeof(float) * (size_t)w * h);
+            if (!hint_full) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
+            ck_resize_linear_cv(hint_full, w, h, hint->data, hint->width, hint->height, 1);
+        }
+        st = alloc_result(ctx, res, w, h);
+        if (st == CK_OK) st = key_tiled(ctx, rgb, hint_full, res->alpha.data, res->fg.data);
+        if (hint_full != hint->data) free(hint_full);
+        if (st != CK_OK) {
+            ck_result_free(res);
+            return st;
+        }
+        return finish_result(ctx, res);
+    }
 
     float *scratch = malloc(sizeof(float) * ck_preprocess_scratch_floats(w, h, hint->width, hint->height, S));
     if (!scratch) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
     ck_preprocess(ctx->host_x, rgb->data, w, h, hint->data, hint->width, hint->height, S, p->input_is_linear, scratch);
     free(scratch);
-    ck_status st = ck__ctx_forward(ctx);
+    st = ck__ctx_forward(ctx);
     if (st != CK_OK) return st;
 
-    const size_t P  = (size_t)S * S, F = (size_t)w * h;
-    float       *a  = malloc(sizeof(float) * P), *fg = malloc(sizeof(float) * P * 3);
-    res->alpha      = (ck_image){w, h, 1, malloc(sizeof(float) * F)};
-    res->fg         = (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)};
-    res->processed  = (ck_image){w, h, 4, malloc(sizeof(float) * F * 4)};
-    if (p->comp) res->comp = (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)};
-    if (!a || !fg || !res->alpha.data || !res->fg.data || !res->processed.data || (p->comp && !res->comp.data)) {
+    const size_t P = (size_t)S * S;
+    float       *a = malloc(sizeof(float) * P), *fg = malloc(sizeof(float) * P * 3);
+    if (!a || !fg || alloc_result(ctx, res, w, h) != CK_OK) {
         free(a);
         free(fg);
-        ck_result_free(res);
         return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
     }
     for (size_t i = 0; i < P; i++) {
@@ -268,13 +403,7 @@ ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, c
     ck_resize_lanczos4(res->fg.data, w, h, fg, S, S, 3);
     free(a);
     free(fg);
-    ck_post_params pp = {p->despill, p->despeckle, p->despeckle_size, p->comp};
-    st = ck_postprocess(res->processed.data, p->comp ? res->comp.data : NULL, res->alpha.data, res->fg.data, w, h, &pp);
-    if (st != CK_OK) {
-        ck_result_free(res);
-        return ck__fail(&ctx->err, st, "post-processing failed");
-    }
-    return CK_OK;
+    return finish_result(ctx, res);
 }
 
 void ck_result_free(ck_result *res) {

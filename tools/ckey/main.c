@@ -59,6 +59,10 @@ static void usage_key(FILE *f) {
             "  --no-comp             skip the Comp pass\n"
             "model:\n"
             "  --size N              model resolution, multiple of 32 (default 2048, the training size)\n"
+            "  --tile N              tiled mode: run the model at S = N on N x N tiles of the plate at its\n"
+            "                        native resolution, blended with linear ramps (e.g. 512, 768, 1024);\n"
+            "                        tiles whose hint is all background/foreground are skipped\n"
+            "  --overlap PX          tile overlap in pixels (default 64 with --tile)\n"
             "  --linear              the plate is linear light (converted to sRGB after resizing)\n"
             "  --refiner-scale X     scale of the refiner's correction in logit space (default 1.0;\n"
             "                        0 = coarse decoder output only)\n"
@@ -178,6 +182,7 @@ static void file_stem(char *out, size_t n, const char *path) {
 static int parse_key(int argc, char **argv, key_opts *o) {
     memset(o, 0, sizeof *o);
     o->p   = ck_params_default();
+    o->p.tile_overlap = -1; /* 64 with --tile unless given */
     o->exr = CK_EXR_PXR24;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -196,6 +201,14 @@ static int parse_key(int argc, char **argv, key_opts *o) {
                 fprintf(stderr, "ckey: --size %d is not a multiple of 32\n", o->p.size);
                 return 0;
             }
+        } else if (!strcmp(a, "--tile")) {
+            if (!parse_int(a, TAKE(), 32, 16384, &o->p.tile)) return 0;
+            if (o->p.tile % 32) {
+                fprintf(stderr, "ckey: --tile %d is not a multiple of 32\n", o->p.tile);
+                return 0;
+            }
+        } else if (!strcmp(a, "--overlap")) {
+            if (!parse_int(a, TAKE(), 0, 16383, &o->p.tile_overlap)) return 0;
         } else if (!strcmp(a, "--linear")) o->p.input_is_linear = 1;
         else if (!strcmp(a, "--despill")) {
             if (!parse_float(a, TAKE(), 0.0f, 1.0f, &o->p.despill)) return 0;
@@ -233,6 +246,11 @@ static int parse_key(int argc, char **argv, key_opts *o) {
             return 0;
         }
 #undef TAKE
+    }
+    if (o->p.tile_overlap < 0) o->p.tile_overlap = o->p.tile ? (o->p.tile > 128 ? 64 : o->p.tile / 4) : 0;
+    if (o->p.tile && o->p.tile_overlap >= o->p.tile) {
+        fprintf(stderr, "ckey: --overlap %d must be smaller than --tile %d\n", o->p.tile_overlap, o->p.tile);
+        return 0;
     }
     if (!o->image || !o->hint || !o->out) {
         fprintf(stderr, "ckey: key needs --image, --hint and --out (see 'ckey key --help')\n");
