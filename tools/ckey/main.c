@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "ctx.h"
 #include "io/image.h"
+#include "io/sequence.h"
 #include "pipeline/frame_ops.h"
 
 #include <errno.h>
@@ -53,6 +54,13 @@ static void usage_key(FILE *f) {
             "                        image with bilinear filtering when sizes differ\n"
             "  --checkpoint FILE     CorridorKey.pth or .safetensors (default: $CKEY_CHECKPOINT, else\n"
             "                        ./CorridorKey.pth, else ~/.cache/ckey/CorridorKey.pth)\n"
+            "sequences:\n"
+            "  --image DIR --hint DIR  key every frame of a folder (.png/.jpg/.exr, natural order), paired by\n"
+            "                        position with the hint folder (same count, else an error); a single\n"
+            "                        --hint FILE is used for every frame\n"
+            "  --frames A-B          only positions A..B (0-based, inclusive) of the sorted folder\n"
+            "  --shard I/N           contiguous share I (0-based) of N, for render-farm nodes\n"
+            "  --skip-existing       skip frames whose passes are all present (resume an interrupted run)\n"
             "output:\n"
             "  --out DIR             output folder (created if missing)\n"
             "  --exr-compression C   pxr24 (default, as CorridorKey), zip or none\n"
@@ -87,7 +95,8 @@ static void usage_key(FILE *f) {
 }
 
 typedef struct key_opts {
-    const char        *image, *hint, *checkpoint, *out;
+    const char        *image, *hint, *checkpoint, *out, *frames, *shard;
+    int                skip_existing;
     ck_exr_compression exr;
     int                quiet;
     ck_params          p;
@@ -195,6 +204,9 @@ static int parse_key(int argc, char **argv, key_opts *o) {
         else if (!strcmp(a, "--hint")) o->hint = TAKE();
         else if (!strcmp(a, "--checkpoint")) o->checkpoint = TAKE();
         else if (!strcmp(a, "--out")) o->out = TAKE();
+        else if (!strcmp(a, "--frames")) o->frames = TAKE();
+        else if (!strcmp(a, "--shard")) o->shard = TAKE();
+        else if (!strcmp(a, "--skip-existing")) o->skip_existing = 1;
         else if (!strcmp(a, "--size")) {
             if (!parse_int(a, TAKE(), 32, 16384, &o->p.size)) return 0;
             if (o->p.size % 32) {
@@ -317,6 +329,69 @@ static double now_s(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void pass_paths(pass_out *passes, int npass, const char *out, const char *stem) {
+    for (int i = 0; i < npass; i++) {
+        pass_out *p = &passes[i];
+        snprintf(p->final_path, sizeof p->final_path, "%s/%s/%s.%s", out, p->dir, stem, p->ext);
+        snprintf(p->tmp_path, sizeof p->tmp_path, "%s/%s/.%s.partial%d.%s", out, p->dir, stem, (int)getpid(), p->ext);
+    }
+}
+
+/* Writes every pass of one frame: phase 1 each pass into a hidden temporary file, phase 2 rename all.
+ * A failure in phase 1 removes what was written, so the output folder never holds a partial set. */
+static int write_passes(const key_opts *o, const char *stem, ck_result *res) {
+    pass_out passes[4] = {
+        {"Matte", "exr", &res->alpha, "", ""},
+        {"FG", "exr", &res->fg, "", ""},
+        {"Processed", "exr", &res->processed, "", ""},
+        {"Comp", "png", &res->comp, "", ""},
+    };
+    const int npass = o->p.comp ? 4 : 3;
+    ck_err    err   = {{0}};
+    int       rc = 0, written = 0;
+    pass_paths(passes, npass, o->out, stem);
+    for (int i = 0; i < npass && rc == 0; i++) {
+        pass_out *p = &passes[i];
+        char      dir[4096];
+        snprintf(dir, sizeof dir, "%s/%s", o->out, p->dir);
+        if (!mkdir_p(dir)) {
+            fprintf(stderr, "ckey: cannot create output folder %s: %s\n", dir, strerror(errno));
+            rc = EXIT_RUNTIME;
+            break;
+        }
+        ck_status st = !strcmp(p->ext, "png") ? ck_image_write_png8(p->tmp_path, p->img, &err)
+                                              : ck_image_write_exr(p->tmp_path, p->img, o->exr, &err);
+        if (st != CK_OK) rc = EXIT_RUNTIME;
+        else written = i + 1;
+    }
+    if (rc == 0) {
+        for (int i = 0; i < npass; i++)
+            if (rename(passes[i].tmp_path, passes[i].final_path) != 0) {
+                fprintf(stderr, "ckey: cannot move %s into place: %s\n", passes[i].final_path, strerror(errno));
+                rc = EXIT_RUNTIME;
+            }
+    } else {
+        for (int i = 0; i < written; i++) remove(passes[i].tmp_path);
+    }
+    return rc;
+}
+
+/* --skip-existing: every pass of the frame is already there. */
+static int frame_done(const key_opts *o, const char *stem) {
+    pass_out passes[4] = {{"Matte", "exr", NULL, "", ""}, {"FG", "exr", NULL, "", ""},
+                          {"Processed", "exr", NULL, "", ""}, {"Comp", "png", NULL, "", ""}};
+    const int npass = o->p.comp ? 4 : 3;
+    pass_paths(passes, npass, o->out, stem);
+    for (int i = 0; i < npass; i++)
+        if (!file_exists(passes[i].final_path)) return 0;
+    return 1;
+}
+
 static int cmd_key(int argc, char **argv) {
     key_opts o;
     if (!parse_key(argc, argv, &o)) return EXIT_USAGE;
@@ -328,78 +403,103 @@ static int cmd_key(int argc, char **argv) {
                         "(see README: getting the checkpoint)\n");
         return EXIT_USAGE;
     }
-    ck_err   err = {{0}};
-    ck_image rgb = {0}, hint = {0};
-    if (read_plate(o.image, o.p.input_is_linear, &rgb, &err) != CK_OK) return EXIT_RUNTIME;
-    if (read_hint(o.hint, &hint, &err) != CK_OK) {
-        free(rgb.data);
-        return EXIT_RUNTIME;
+
+    /* frames: one file, or a folder of frames paired by position with a folder of hints (or one hint) */
+    ck_err err = {{0}};
+    ck_seq imgs = {0}, hints = {0};
+    char   stem1[1024];
+    int    seq  = is_dir(o.image);
+    if (seq) {
+        if (ck_seq_list(&imgs, o.image, &err) != CK_OK) return EXIT_RUNTIME;
+        if (imgs.n == 0) {
+            fprintf(stderr, "ckey: %s: no .png/.jpg/.exr frames in this folder\n", o.image);
+            ck_seq_free(&imgs);
+            return EXIT_RUNTIME;
+        }
+        if (is_dir(o.hint)) {
+            if (ck_seq_list(&hints, o.hint, &err) != CK_OK) {
+                ck_seq_free(&imgs);
+                return EXIT_RUNTIME;
+            }
+            if (hints.n != imgs.n) {
+                fprintf(stderr, "ckey: %s has %d frames but %s has %d hints; they are paired by position\n",
+                        o.image, imgs.n, o.hint, hints.n);
+                ck_seq_free(&imgs), ck_seq_free(&hints);
+                return EXIT_RUNTIME;
+            }
+        }
+    } else {
+        file_stem(stem1, sizeof stem1, o.image);
+    }
+    const int total = seq ? imgs.n : 1;
+    int       first = 0, last = total - 1;
+    if (o.frames) {
+        if (!ck_parse_frames(o.frames, &first, &last) || last >= total) {
+            fprintf(stderr, "ckey: --frames %s is outside 0-%d\n", o.frames, total - 1);
+            ck_seq_free(&imgs), ck_seq_free(&hints);
+            return EXIT_USAGE;
+        }
+    }
+    int start = first, count = last - first + 1;
+    if (o.shard) {
+        int si, sn;
+        if (!ck_parse_shard(o.shard, &si, &sn)) {
+            fprintf(stderr, "ckey: --shard expects I/N with 0 <= I < N, got '%s'\n", o.shard);
+            ck_seq_free(&imgs), ck_seq_free(&hints);
+            return EXIT_USAGE;
+        }
+        count = ck_shard_range(first, last, si, sn, &start);
     }
 
     double  t0  = now_s();
     ck_ctx *ctx = NULL;
     if (ck_ctx_init(&ctx, ckpt, &o.p) != CK_OK) {
         ck_ctx_free(ctx);
-        free(rgb.data);
-        free(hint.data);
+        ck_seq_free(&imgs), ck_seq_free(&hints);
         return EXIT_RUNTIME;
     }
-    double    t1  = now_s();
-    ck_result res = {0};
-    ck_status st  = ck_key_image(ctx, &rgb, &hint, &res);
-    double    t2  = now_s();
-    free(rgb.data);
-    free(hint.data);
-    if (st != CK_OK) {
-        fprintf(stderr, "ckey: keying %s failed: %s\n", o.image, ck_ctx_last_error(ctx));
-        ck_ctx_free(ctx);
-        return EXIT_RUNTIME;
-    }
-    ck_ctx_free(ctx);
-    if (!o.quiet) fprintf(stderr, "ckey: loaded in %.2f s, keyed %s in %.2f s\n", t1 - t0, o.image, t2 - t1);
+    if (!o.quiet) fprintf(stderr, "ckey: loaded in %.2f s; %d frame%s to key\n", now_s() - t0, count, count == 1 ? "" : "s");
 
-    char stem[1024];
-    file_stem(stem, sizeof stem, o.image);
-    pass_out passes[4] = {
-        {"Matte", "exr", &res.alpha, "", ""},
-        {"FG", "exr", &res.fg, "", ""},
-        {"Processed", "exr", &res.processed, "", ""},
-        {"Comp", "png", &res.comp, "", ""},
-    };
-    const int npass = o.p.comp ? 4 : 3;
-    int       rc    = 0;
-    /* Phase 1: every pass into a hidden temporary file; phase 2: rename all. A failure in phase 1
-     * removes what was written, so the output folder never holds a partial set. */
-    int written = 0;
-    for (int i = 0; i < npass && rc == 0; i++) {
-        pass_out *p = &passes[i];
-        char      dir[4096];
-        snprintf(dir, sizeof dir, "%s/%s", o.out, p->dir);
-        if (!mkdir_p(dir)) {
-            fprintf(stderr, "ckey: cannot create output folder %s: %s\n", dir, strerror(errno));
+    int    rc = 0, done = 0, skipped = 0;
+    double t1 = now_s();
+    for (int f = start; f < start + count && rc == 0; f++) {
+        const char *ipath = seq ? imgs.paths[f] : o.image;
+        const char *hpath = seq && hints.n ? hints.paths[f] : o.hint;
+        const char *stem  = seq ? imgs.stems[f] : stem1;
+        if (o.skip_existing && frame_done(&o, stem)) {
+            skipped++;
+            continue;
+        }
+        ck_image rgb = {0}, hint = {0};
+        if (read_plate(ipath, o.p.input_is_linear, &rgb, &err) != CK_OK || read_hint(hpath, &hint, &err) != CK_OK) {
+            free(rgb.data);
             rc = EXIT_RUNTIME;
             break;
         }
-        snprintf(p->final_path, sizeof p->final_path, "%s/%s.%s", dir, stem, p->ext);
-        snprintf(p->tmp_path, sizeof p->tmp_path, "%s/.%s.partial%d.%s", dir, stem, (int)getpid(), p->ext);
-        st = !strcmp(p->ext, "png") ? ck_image_write_png8(p->tmp_path, p->img, &err)
-                                    : ck_image_write_exr(p->tmp_path, p->img, o.exr, &err);
-        if (st != CK_OK) rc = EXIT_RUNTIME;
-        else written = i + 1;
-    }
-    if (rc == 0) {
-        for (int i = 0; i < npass; i++) {
-            if (rename(passes[i].tmp_path, passes[i].final_path) != 0) {
-                fprintf(stderr, "ckey: cannot move %s into place: %s\n", passes[i].final_path, strerror(errno));
-                rc = EXIT_RUNTIME;
-            }
+        ck_result res = {0};
+        ck_status st  = ck_key_image(ctx, &rgb, &hint, &res);
+        free(rgb.data);
+        free(hint.data);
+        if (st != CK_OK) {
+            fprintf(stderr, "ckey: keying %s failed: %s\n", ipath, ck_ctx_last_error(ctx));
+            rc = EXIT_RUNTIME;
+            break;
         }
-    } else {
-        for (int i = 0; i < written; i++) remove(passes[i].tmp_path);
+        rc = write_passes(&o, stem, &res);
+        ck_result_free(&res);
+        done++;
+        if (!o.quiet && rc == 0) {
+            const double el = now_s() - t1, fps = done / (el > 0 ? el : 1e-9);
+            const int    left = start + count - 1 - f;
+            fprintf(stderr, "ckey: [%d/%d] %s  %.2f fps  ETA %.0f s\n", f - start + 1, count, stem, fps,
+                    left / (fps > 0 ? fps : 1e-9));
+        }
     }
-    if (rc == 0 && !o.quiet)
-        for (int i = 0; i < npass; i++) fprintf(stderr, "ckey: wrote %s\n", passes[i].final_path);
-    ck_result_free(&res);
+    if (!o.quiet && rc == 0)
+        fprintf(stderr, "ckey: keyed %d frame%s%s into %s\n", done, done == 1 ? "" : "s",
+                skipped ? " (others already present, skipped)" : "", o.out);
+    ck_ctx_free(ctx);
+    ck_seq_free(&imgs), ck_seq_free(&hints);
     return rc;
 }
 

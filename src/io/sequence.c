@@ -1,0 +1,122 @@
+/* Frame-sequence folders (see sequence.h). */
+#include "io/sequence.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+int ck_natural_cmp(const char *a, const char *b) {
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            while (*a == '0') a++; /* compare digit runs by value: skip leading zeros, then length, then digits */
+            while (*b == '0') b++;
+            const char *ea = a, *eb = b;
+            while (isdigit((unsigned char)*ea)) ea++;
+            while (isdigit((unsigned char)*eb)) eb++;
+            if (ea - a != eb - b) return ea - a < eb - b ? -1 : 1;
+            const int c = strncmp(a, b, (size_t)(ea - a));
+            if (c) return c;
+            a = ea, b = eb;
+            continue;
+        }
+        const int ca = tolower((unsigned char)*a), cb = tolower((unsigned char)*b);
+        if (ca != cb) return ca < cb ? -1 : 1;
+        a++, b++;
+    }
+    return *a ? 1 : *b ? -1 : 0;
+}
+
+static int image_ext(const char *name) {
+    const char *dot = strrchr(name, '.');
+    if (!dot) return 0;
+    return !strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".exr");
+}
+
+static int cmp_names(const void *a, const void *b) {
+    return ck_natural_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+ck_status ck_seq_list(ck_seq *seq, const char *dir, ck_err *err) {
+    memset(seq, 0, sizeof *seq);
+    DIR *d = opendir(dir);
+    if (!d) return ck__fail(err, CK_STATUS_EIO, "%s: cannot open folder: %s", dir, strerror(errno));
+    char         **names = NULL;
+    int            n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || !image_ext(e->d_name)) continue;
+        if (n == cap) {
+            cap       = cap ? 2 * cap : 64;
+            char **nn = realloc(names, sizeof *names * (size_t)cap);
+            if (!nn) break;
+            names = nn;
+        }
+        names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, cmp_names);
+    seq->paths = calloc((size_t)(n ? n : 1), sizeof *seq->paths);
+    seq->stems = calloc((size_t)(n ? n : 1), sizeof *seq->stems);
+    if (!seq->paths || !seq->stems) {
+        for (int i = 0; i < n; i++) free(names[i]);
+        free(names);
+        ck_seq_free(seq);
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", dir);
+    }
+    for (int i = 0; i < n; i++) {
+        const size_t len = strlen(dir) + strlen(names[i]) + 2;
+        seq->paths[i]    = malloc(len);
+        snprintf(seq->paths[i], len, "%s/%s", dir, names[i]);
+        char *dot = strrchr(names[i], '.');
+        if (dot) *dot = '\0';
+        seq->stems[i] = names[i];
+    }
+    free(names);
+    seq->n = n;
+    return CK_OK;
+}
+
+void ck_seq_free(ck_seq *seq) {
+    for (int i = 0; i < seq->n; i++) {
+        free(seq->paths ? seq->paths[i] : NULL);
+        free(seq->stems ? seq->stems[i] : NULL);
+    }
+    free(seq->paths);
+    free(seq->stems);
+    memset(seq, 0, sizeof *seq);
+}
+
+int ck_parse_frames(const char *s, int *first, int *last) {
+    char *end;
+    long  a = strtol(s, &end, 10), b = a;
+    if (end == s || a < 0) return 0;
+    if (*end == '-') {
+        const char *t = end + 1;
+        b             = strtol(t, &end, 10);
+        if (end == t) return 0;
+    }
+    if (*end || b < a || b > 100000000) return 0;
+    *first = (int)a, *last = (int)b;
+    return 1;
+}
+
+int ck_parse_shard(const char *s, int *index, int *count) {
+    char *end;
+    long  i = strtol(s, &end, 10);
+    if (end == s || *end != '/') return 0;
+    const char *t = end + 1;
+    long        n = strtol(t, &end, 10);
+    if (end == t || *end || n < 1 || i < 0 || i >= n || n > 1000000) return 0;
+    *index = (int)i, *count = (int)n;
+    return 1;
+}
+
+int ck_shard_range(int first, int last, int index, int count, int *shard_first) {
+    const int total = last - first + 1, base = total / count, extra = total % count;
+    *shard_first    = first + index * base + (index < extra ? index : extra);
+    return base + (index < extra ? 1 : 0);
+}
