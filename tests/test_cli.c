@@ -128,6 +128,37 @@ int main(void) {
              g_fx, g_fx, trunc, out);
     rc = run(args);
     CHECK_MSG(rc == 1 && count_files(out) == 0, "truncated checkpoint: exit %d", rc);
+    /* --json: NDJSON events with stable names, ending in "completed" (or "failed" with the cause) */
+    snprintf(out, sizeof out, "%s/json", g_tmp);
+    snprintf(args, sizeof args,
+             "key --image %s/frame_rgb.png --hint %s/frame_hint.png --checkpoint %s/model.safetensors --size 128 "
+             "--device cpu --json --quiet --out %s", g_fx, g_fx, g_fx, out);
+    CHECK(run(args) == 0);
+    {
+        char  log[2048], line[1024];
+        int   started = 0, written = 0, completed = 0;
+        snprintf(log, sizeof log, "%s/cli.log", g_tmp);
+        FILE *f = fopen(log, "r");
+        while (f && fgets(line, sizeof line, f)) {
+            started += strstr(line, "{\"event\": \"started\"") == line;
+            written += strstr(line, "{\"event\": \"frame_written\", \"frame\": 0, \"stem\": \"frame_rgb\"}") == line;
+            completed += strstr(line, "{\"event\": \"completed\", \"frames_written\": 1") == line;
+        }
+        if (f) fclose(f);
+        CHECK_MSG(started == 1 && written == 1 && completed == 1, "--json events missing");
+    }
+    snprintf(args, sizeof args, "key --image %s/frame_rgb.png --hint %s/frame_hint.png --checkpoint %s/frame_rgb.npy "
+             "--size 128 --json --quiet --out %s/jsonbad", g_fx, g_fx, g_fx, g_tmp);
+    CHECK(run(args) == 1);
+    {
+        char  log[2048], line[1024];
+        int   failed = 0;
+        snprintf(log, sizeof log, "%s/cli.log", g_tmp);
+        FILE *f = fopen(log, "r");
+        while (f && fgets(line, sizeof line, f)) failed += strstr(line, "{\"event\": \"failed\", \"exit_code\": 1") == line;
+        if (f) fclose(f);
+        CHECK_MSG(failed == 1, "--json: no failed event for a corrupt checkpoint");
+    }
     /* --help documents every option */
     CHECK(run("key --help") == 0);
     CHECK(run("bogus") == 2);

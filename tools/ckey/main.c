@@ -89,6 +89,8 @@ static void usage_key(FILE *f) {
             "  --no-compile          CUDA: do not capture the forward as a CUDA Graph\n"
             "  --stage-gc            synchronize between backbone, decoders and refiner\n"
             "  --quiet               only print errors\n"
+            "  --json                machine-readable progress: one JSON object per line on stdout, with\n"
+            "                        \"event\" = started | progress | frame_written | warning | completed | failed\n"
             "\n"
             "exit status: 0 success, 1 failure (unreadable input, bad checkpoint, device or write error),\n"
             "2 invalid command line.\n");
@@ -97,6 +99,7 @@ static void usage_key(FILE *f) {
 typedef struct key_opts {
     const char        *image, *hint, *checkpoint, *out, *frames, *shard;
     int                skip_existing;
+    int                json; /* NDJSON events on stdout */
     ck_exr_compression exr;
     int                quiet;
     ck_params          p;
@@ -207,6 +210,7 @@ static int parse_key(int argc, char **argv, key_opts *o) {
         else if (!strcmp(a, "--frames")) o->frames = TAKE();
         else if (!strcmp(a, "--shard")) o->shard = TAKE();
         else if (!strcmp(a, "--skip-existing")) o->skip_existing = 1;
+        else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--size")) {
             if (!parse_int(a, TAKE(), 32, 16384, &o->p.size)) return 0;
             if (o->p.size % 32) {
@@ -392,6 +396,39 @@ static int frame_done(const key_opts *o, const char *stem) {
     return 1;
 }
 
+/* Writes s as a JSON string literal. */
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_failed(const key_opts *o, const char *msg, int code) {
+    if (!o->json) return;
+    printf("{\"event\": \"failed\", \"exit_code\": %d, \"message\": ", code);
+    json_str(stdout, msg);
+    printf("}\n");
+    fflush(stdout);
+}
+
+/* Human progress: a redrawn bar on a terminal, one line per frame otherwise. */
+static void progress_human(int done_idx, int count, const char *stem, double fps, double eta) {
+    if (isatty(2)) {
+        const int width = 30, fill = count ? (int)((double)done_idx / count * width) : width;
+        fprintf(stderr, "\r[");
+        for (int i = 0; i < width; i++) fputc(i < fill ? '=' : ' ', stderr);
+        fprintf(stderr, "] %d/%d  %.2f fps  ETA %.0f s  %-24.24s", done_idx, count, fps, eta, stem);
+        if (done_idx == count) fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "ckey: [%d/%d] %s  %.2f fps  ETA %.0f s\n", done_idx, count, stem, fps, eta);
+    }
+}
+
 static int cmd_key(int argc, char **argv) {
     key_opts o;
     if (!parse_key(argc, argv, &o)) return EXIT_USAGE;
@@ -454,11 +491,21 @@ static int cmd_key(int argc, char **argv) {
     double  t0  = now_s();
     ck_ctx *ctx = NULL;
     if (ck_ctx_init(&ctx, ckpt, &o.p) != CK_OK) {
+        json_failed(&o, ck_ctx_last_error(ctx), EXIT_RUNTIME);
         ck_ctx_free(ctx);
         ck_seq_free(&imgs), ck_seq_free(&hints);
         return EXIT_RUNTIME;
     }
     if (!o.quiet) fprintf(stderr, "ckey: loaded in %.2f s; %d frame%s to key\n", now_s() - t0, count, count == 1 ? "" : "s");
+    if (o.json) {
+        printf("{\"event\": \"started\", \"frames\": %d, \"first\": %d, \"size\": %d, \"device\": ", count, start,
+               o.p.tile ? o.p.tile : o.p.size);
+        json_str(stdout, ck_ctx_device_name(ctx));
+        printf(", \"load_s\": %.3f, \"out\": ", now_s() - t0);
+        json_str(stdout, o.out);
+        printf("}\n");
+        fflush(stdout);
+    }
 
     int    rc = 0, done = 0, skipped = 0;
     double t1 = now_s();
@@ -468,12 +515,20 @@ static int cmd_key(int argc, char **argv) {
         const char *stem  = seq ? imgs.stems[f] : stem1;
         if (o.skip_existing && frame_done(&o, stem)) {
             skipped++;
+            if (o.json) {
+                printf("{\"event\": \"warning\", \"frame\": %d, \"message\": ", f);
+                json_str(stdout, "already written; skipped (--skip-existing)");
+                printf(", \"stem\": ");
+                json_str(stdout, stem);
+                printf("}\n");
+            }
             continue;
         }
         ck_image rgb = {0}, hint = {0};
         if (read_plate(ipath, o.p.input_is_linear, &rgb, &err) != CK_OK || read_hint(hpath, &hint, &err) != CK_OK) {
             free(rgb.data);
             rc = EXIT_RUNTIME;
+            json_failed(&o, err.msg, rc);
             break;
         }
         ck_result res = {0};
@@ -483,18 +538,32 @@ static int cmd_key(int argc, char **argv) {
         if (st != CK_OK) {
             fprintf(stderr, "ckey: keying %s failed: %s\n", ipath, ck_ctx_last_error(ctx));
             rc = EXIT_RUNTIME;
+            json_failed(&o, ck_ctx_last_error(ctx), rc);
             break;
         }
         rc = write_passes(&o, stem, &res);
         ck_result_free(&res);
+        if (rc != 0) {
+            json_failed(&o, "could not write the output passes", rc);
+            break;
+        }
         done++;
-        if (!o.quiet && rc == 0) {
-            const double el = now_s() - t1, fps = done / (el > 0 ? el : 1e-9);
-            const int    left = start + count - 1 - f;
-            fprintf(stderr, "ckey: [%d/%d] %s  %.2f fps  ETA %.0f s\n", f - start + 1, count, stem, fps,
-                    left / (fps > 0 ? fps : 1e-9));
+        const double el = now_s() - t1, fps = done / (el > 0 ? el : 1e-9);
+        const int    left = start + count - 1 - f;
+        const double eta  = left / (fps > 0 ? fps : 1e-9);
+        if (o.json) {
+            printf("{\"event\": \"frame_written\", \"frame\": %d, \"stem\": ", f);
+            json_str(stdout, stem);
+            printf("}\n{\"event\": \"progress\", \"done\": %d, \"total\": %d, \"fps\": %.3f, \"eta_s\": %.1f}\n",
+                   f - start + 1, count, fps, eta);
+            fflush(stdout);
+        } else if (!o.quiet) {
+            progress_human(f - start + 1, count, stem, fps, eta);
         }
     }
+    if (o.json && rc == 0)
+        printf("{\"event\": \"completed\", \"frames_written\": %d, \"skipped\": %d, \"seconds\": %.3f}\n", done,
+               skipped, now_s() - t0);
     if (!o.quiet && rc == 0)
         fprintf(stderr, "ckey: keyed %d frame%s%s into %s\n", done, done == 1 ? "" : "s",
                 skipped ? " (others already present, skipped)" : "", o.out);
