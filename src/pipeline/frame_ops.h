@@ -80,6 +80,12 @@ size_t ck_preprocess_scratch_floats(int img_w, int img_h, int hint_w, int hint_h
 void   ck_preprocess(float *x_out, const float *rgb, int img_w, int img_h, const float *hint, int hint_w,
                      int hint_h, int S, int input_is_linear, float *scratch);
 
+/* ---- automatic hint (autohint.c) ---- */
+
+/* Rough hint (h, w) for a plate (h, w, 3) that has none: chroma-difference matte against the detected
+ * screen colour (green or blue; *screen_is_blue reports which), coarsened and eroded like a drawn hint. */
+ck_status ck_auto_hint(float *hint, const float *rgb, int w, int h, int *screen_is_blue);
+
 /* ---- post-processing (postprocess.c) ---- */
 
 typedef struct ck_post_params {

@@ -35,7 +35,7 @@ static void usage_main(FILE *f) {
 
 static void usage_key(FILE *f) {
     fprintf(f,
-            "usage: ckey key --image FILE --hint FILE --out DIR [options]\n"
+            "usage: ckey key --image FILE|DIR [--hint FILE|DIR] --out DIR [options]\n"
             "\n"
             "Keys one green-screen frame with the CorridorKey GreenFormer network and writes\n"
             "  DIR/Matte/<stem>.exr      alpha, linear, 1 channel \"Y\", half float\n"
@@ -51,7 +51,9 @@ static void usage_key(FILE *f) {
             "                        sRGB on read unless --linear is given\n"
             "  --hint FILE           rough alpha hint (white = foreground), any of the same formats;\n"
             "                        a multi-channel hint uses its first channel (R); resized to the\n"
-            "                        image with bilinear filtering when sizes differ\n"
+            "                        image with bilinear filtering when sizes differ. Without --hint an\n"
+            "                        automatic chroma-difference hint against the detected green or blue\n"
+            "                        screen is used (with a warning)\n"
             "  --checkpoint FILE     CorridorKey.pth or .safetensors (default: $CKEY_CHECKPOINT, else\n"
             "                        ./CorridorKey.pth, else ~/.cache/ckey/CorridorKey.pth)\n"
             "sequences:\n"
@@ -268,8 +270,8 @@ static int parse_key(int argc, char **argv, key_opts *o) {
         fprintf(stderr, "ckey: --overlap %d must be smaller than --tile %d\n", o->p.tile_overlap, o->p.tile);
         return 0;
     }
-    if (!o->image || !o->hint || !o->out) {
-        fprintf(stderr, "ckey: key needs --image, --hint and --out (see 'ckey key --help')\n");
+    if (!o->image || !o->out) {
+        fprintf(stderr, "ckey: key needs --image and --out (see 'ckey key --help')\n");
         return 0;
     }
     return 1;
@@ -453,7 +455,7 @@ static int cmd_key(int argc, char **argv) {
             ck_seq_free(&imgs);
             return EXIT_RUNTIME;
         }
-        if (is_dir(o.hint)) {
+        if (o.hint && is_dir(o.hint)) {
             if (ck_seq_list(&hints, o.hint, &err) != CK_OK) {
                 ck_seq_free(&imgs);
                 return EXIT_RUNTIME;
@@ -525,8 +527,31 @@ static int cmd_key(int argc, char **argv) {
             continue;
         }
         ck_image rgb = {0}, hint = {0};
-        if (read_plate(ipath, o.p.input_is_linear, &rgb, &err) != CK_OK || read_hint(hpath, &hint, &err) != CK_OK) {
+        int      ok  = read_plate(ipath, o.p.input_is_linear, &rgb, &err) == CK_OK;
+        if (ok && hpath) {
+            ok = read_hint(hpath, &hint, &err) == CK_OK;
+        } else if (ok) { /* no hint: the automatic chroma-difference fallback */
+            int blue = 0;
+            hint     = (ck_image){rgb.width, rgb.height, 1, malloc(sizeof(float) * (size_t)rgb.width * rgb.height)};
+            ok       = hint.data && ck_auto_hint(hint.data, rgb.data, rgb.width, rgb.height, &blue) == CK_OK;
+            if (ok && f == start) {
+                const char *msg = blue ? "no --hint: using an automatic chroma-difference hint against the detected "
+                                         "blue screen (a fallback; a drawn or generated hint keys better)"
+                                       : "no --hint: using an automatic chroma-difference hint against the detected "
+                                         "green screen (a fallback; a drawn or generated hint keys better)";
+                if (o.json) {
+                    printf("{\"event\": \"warning\", \"frame\": %d, \"message\": ", f);
+                    json_str(stdout, msg);
+                    printf("}\n");
+                } else if (!o.quiet) {
+                    fprintf(stderr, "ckey: warning: %s\n", msg);
+                }
+            }
+            if (!ok) snprintf(err.msg, sizeof err.msg, "%s: out of memory for the automatic hint", ipath);
+        }
+        if (!ok) {
             free(rgb.data);
+            free(hint.data);
             rc = EXIT_RUNTIME;
             json_failed(&o, err.msg, rc);
             break;
