@@ -102,5 +102,24 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "test ! -e %s/mismatch", g_tmp);
     CHECK_MSG(system(cmd) == 0, "mismatched counts left output");
     printf("OK     mismatched frame/hint counts: exit 1, no output\n");
+
+    /* clip folders: a root with two clips (one without AlphaHint: automatic hint) and one skipped */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && mkdir -p clips/shotA/Input clips/shotA/AlphaHint clips/shotB/Input clips/_old/Input && "
+             "cp in/sh_1.png in/sh_2.png clips/shotA/Input/ && cp hint/h0.png hint/h1.png clips/shotA/AlphaHint/ && "
+             "cp in/sh_9.png clips/shotB/Input/ && cp in/sh_10.png clips/_old/Input/", g_tmp);
+    CHECK(system(cmd) == 0);
+    snprintf(args, sizeof args, "clip %s/clips --checkpoint %s/model.safetensors --size 128 --device cpu --quiet", g_tmp,
+             g_fx);
+    CHECK(run(args) == 0);
+    snprintf(cmd, sizeof cmd,
+             "cd %s/clips && test $(ls shotA/Output/Matte | wc -l) -eq 2 && test $(ls shotA/Output/Comp | wc -l) -eq 2 "
+             "&& test -f shotB/Output/Processed/sh_9.exr && test ! -e _old/Output",
+             g_tmp);
+    CHECK_MSG(system(cmd) == 0, "clip folder outputs");
+    /* the clip's frames equal keying the same files directly */
+    snprintf(cmd, sizeof cmd, "cmp %s/clips/shotA/Output/Matte/sh_2.exr %s/full/Matte/sh_2.exr", g_tmp, g_tmp);
+    CHECK_MSG(system(cmd) == 0, "clip output differs from ckey key");
+    printf("OK     ckey clip: folder of clips, automatic hint for the clip without AlphaHint, _old skipped\n");
     return test_summary();
 }

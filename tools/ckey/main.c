@@ -7,6 +7,7 @@
 #include "io/sequence.h"
 #include "pipeline/frame_ops.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ static void usage_main(FILE *f) {
             "\n"
             "commands:\n"
             "  key       key one frame: plate + rough alpha hint -> Matte, FG, Processed, Comp passes\n"
+            "  clip      key a CorridorKey clip folder (Input/, AlphaHint/ -> Output/), or a folder of clips\n"
             "  bench     time the network alone at one size (JSON)\n"
             "  version   print the version\n"
             "\n"
@@ -193,7 +195,7 @@ static void file_stem(char *out, size_t n, const char *path) {
     if (dot && dot != out) *dot = '\0';
 }
 
-static int parse_key(int argc, char **argv, key_opts *o) {
+static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
     memset(o, 0, sizeof *o);
     o->p   = ck_params_default();
     o->p.tile_overlap = -1; /* 64 with --tile unless given */
@@ -270,7 +272,7 @@ static int parse_key(int argc, char **argv, key_opts *o) {
         fprintf(stderr, "ckey: --overlap %d must be smaller than --tile %d\n", o->p.tile_overlap, o->p.tile);
         return 0;
     }
-    if (!o->image || !o->out) {
+    if (!clip_mode && (!o->image || !o->out)) {
         fprintf(stderr, "ckey: key needs --image and --out (see 'ckey key --help')\n");
         return 0;
     }
@@ -431,9 +433,98 @@ static void progress_human(int done_idx, int count, const char *stem, double fps
     }
 }
 
+static int run_key(key_opts o);
+
 static int cmd_key(int argc, char **argv) {
     key_opts o;
-    if (!parse_key(argc, argv, &o)) return EXIT_USAGE;
+    if (!parse_key(argc, argv, &o, 0)) return EXIT_USAGE;
+    return run_key(o);
+}
+
+/* A clip folder in CorridorKey's layout: Input/ frames, AlphaHint/ (or alphahint/) hints, Output/. */
+static int is_clip(const char *dir, char *input, char *hint, char *out, size_t n) {
+    snprintf(input, n, "%s/Input", dir);
+    if (!is_dir(input)) return 0;
+    snprintf(hint, n, "%s/AlphaHint", dir);
+    if (!is_dir(hint)) snprintf(hint, n, "%s/alphahint", dir);
+    if (!is_dir(hint)) hint[0] = '\0';
+    snprintf(out, n, "%s/Output", dir);
+    return 1;
+}
+
+static int cmd_clip(int argc, char **argv) {
+    if (argc < 1 || argv[0][0] == '-') {
+        if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+            printf("usage: ckey clip DIR [key options]\n"
+                   "Keys a CorridorKey clip folder: DIR/Input/ (frames), DIR/AlphaHint/ (hints, optional: without\n"
+                   "them the automatic hint is used), writing DIR/Output/{Matte,FG,Processed,Comp}/<stem>. DIR may\n"
+                   "also hold several clips as sub-folders (names starting with '.' or '_', IgnoredClips and\n"
+                   "Output are skipped). Every 'ckey key' option applies (--frames, --shard, --skip-existing,\n"
+                   "--json, --tile, ...), except --image, --hint and --out.\n");
+            return 0;
+        }
+        fprintf(stderr, "ckey: clip needs a folder: ckey clip DIR [options] (see 'ckey clip --help')\n");
+        return EXIT_USAGE;
+    }
+    const char *root = argv[0];
+    key_opts    base;
+    if (!parse_key(argc - 1, argv + 1, &base, 1)) return EXIT_USAGE;
+    if (base.image || base.hint || base.out) {
+        fprintf(stderr, "ckey: clip takes its inputs and outputs from the clip folder; drop --image/--hint/--out\n");
+        return EXIT_USAGE;
+    }
+    static char input[4096], hint[4096], out[4096];
+    if (is_clip(root, input, hint, out, sizeof input)) {
+        key_opts o = base;
+        o.image = input, o.hint = hint[0] ? hint : NULL, o.out = out;
+        return run_key(o);
+    }
+    /* a folder of clips */
+    DIR *d = opendir(root);
+    if (!d) {
+        fprintf(stderr, "ckey: %s: cannot open folder: %s\n", root, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    struct dirent *e;
+    char         **names = NULL;
+    int            n = 0, rc = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || e->d_name[0] == '_' || !strcmp(e->d_name, "IgnoredClips") ||
+            !strcmp(e->d_name, "Output"))
+            continue;
+        char **nn = realloc(names, sizeof *names * (size_t)(n + 1));
+        if (!nn) break;
+        names      = nn;
+        names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++) /* natural order */
+        for (int j = i + 1; j < n; j++)
+            if (ck_natural_cmp(names[j], names[i]) < 0) {
+                char *t = names[i];
+                names[i] = names[j], names[j] = t;
+            }
+    int clips = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
+        if (!is_dir(dir) || !is_clip(dir, input, hint, out, sizeof input)) continue;
+        key_opts o = base;
+        o.image = input, o.hint = hint[0] ? hint : NULL, o.out = out;
+        if (!o.quiet && !o.json) fprintf(stderr, "ckey: clip %s\n", names[i]);
+        rc = run_key(o);
+        clips++;
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    if (rc == 0 && clips == 0) {
+        fprintf(stderr, "ckey: %s: neither a clip (no Input/ folder) nor a folder of clips\n", root);
+        return EXIT_RUNTIME;
+    }
+    return rc;
+}
+
+static int run_key(key_opts o) {
     if (o.quiet) ck_set_log(NULL, NULL, CK_LOG_ERROR);
     char        ckbuf[4096];
     const char *ckpt = o.checkpoint ? o.checkpoint : default_checkpoint(ckbuf, sizeof ckbuf);
@@ -613,6 +704,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "key")) return cmd_key(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return ck_cli_bench(argc - 2, argv + 2);
+    if (!strcmp(cmd, "clip")) return cmd_clip(argc - 2, argv + 2);
     fprintf(stderr, "ckey: unknown command '%s'\n", cmd);
     usage_main(stderr);
     return EXIT_USAGE;
