@@ -1,0 +1,333 @@
+/* Video decode/encode with FFmpeg's libraries (see video.h). */
+#include "io/video.h"
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
+#include <libswscale/swscale.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* FFmpeg's own chatter (encoder banners, probe notes) is not for our users; errors come back as statuses. */
+static void quiet_ffmpeg(void) {
+    static int done;
+    if (!done) av_log_set_level(AV_LOG_ERROR), done = 1;
+}
+
+static const char *averr(int e, char *buf) {
+    av_strerror(e, buf, AV_ERROR_MAX_STRING_SIZE);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+struct ck_video_reader {
+    AVFormatContext   *fmt;
+    AVCodecContext    *dec;
+    AVPacket          *pkt;
+    AVFrame           *frame;
+    struct SwsContext *sws;
+    int                stream, w, h, draining, sws_ch;
+    double             fps;
+    uint16_t          *rgb16; /* (h, w, 4) */
+    char               path[1024];
+};
+
+int ck_video_probe(const char *path) {
+    quiet_ffmpeg();
+    AVFormatContext *fmt = NULL;
+    if (avformat_open_input(&fmt, path, NULL, NULL) < 0) return 0;
+    int ok = avformat_find_stream_info(fmt, NULL) >= 0 &&
+             av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0) >= 0 &&
+             strcmp(fmt->iformat->name, "png_pipe") && strcmp(fmt->iformat->name, "jpeg_pipe") &&
+             strcmp(fmt->iformat->name, "exr_pipe") && strcmp(fmt->iformat->name, "image2");
+    avformat_close_input(&fmt);
+    return ok;
+}
+
+ck_status ck_video_open(ck_video_reader **out, const char *path, ck_err *err) {
+    char             eb[AV_ERROR_MAX_STRING_SIZE];
+    quiet_ffmpeg();
+    ck_video_reader *r = calloc(1, sizeof *r);
+    *out               = NULL;
+    if (!r) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    snprintf(r->path, sizeof r->path, "%s", path);
+    int e = avformat_open_input(&r->fmt, path, NULL, NULL);
+    if (e < 0) {
+        free(r);
+        return ck__fail(err, CK_STATUS_EIO, "%s: cannot open video: %s", path, averr(e, eb));
+    }
+    const AVCodec *codec = NULL;
+    if ((e = avformat_find_stream_info(r->fmt, NULL)) < 0 ||
+        (r->stream = av_find_best_stream(r->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0)) < 0) {
+        ck_video_close(r);
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: no decodable video stream", path);
+    }
+    AVStream *st = r->fmt->streams[r->stream];
+    r->dec       = avcodec_alloc_context3(codec);
+    if (!r->dec || avcodec_parameters_to_context(r->dec, st->codecpar) < 0 || avcodec_open2(r->dec, codec, NULL) < 0) {
+        ck_video_close(r);
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: cannot open the %s decoder", path, codec ? codec->name : "?");
+    }
+    r->w = r->dec->width, r->h = r->dec->height;
+    if (r->w <= 0 || r->h <= 0 || r->w > 32768 || r->h > 32768) {
+        const int w = r->w, h = r->h;
+        ck_video_close(r);
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: implausible frame size %dx%d", path, w, h);
+    }
+    const AVRational fr = av_guess_frame_rate(r->fmt, st, NULL);
+    r->fps              = fr.num > 0 && fr.den > 0 ? av_q2d(fr) : 24.0;
+    r->pkt              = av_packet_alloc();
+    r->frame            = av_frame_alloc();
+    r->rgb16            = malloc(sizeof(uint16_t) * 4 * (size_t)r->w * r->h);
+    if (!r->pkt || !r->frame || !r->rgb16) {
+        ck_video_close(r);
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    }
+    *out = r;
+    return CK_OK;
+}
+
+int ck_video_count_frames(const char *path) {
+    quiet_ffmpeg();
+    AVFormatContext *fmt = NULL;
+    if (avformat_open_input(&fmt, path, NULL, NULL) < 0) return -1;
+    int n = -1, s = -1;
+    if (avformat_find_stream_info(fmt, NULL) >= 0 && (s = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0)) >= 0) {
+        AVPacket *pkt = av_packet_alloc();
+        n             = 0;
+        while (pkt && av_read_frame(fmt, pkt) >= 0) {
+            n += pkt->stream_index == s;
+            av_packet_unref(pkt);
+        }
+        av_packet_free(&pkt);
+    }
+    avformat_close_input(&fmt);
+    return n;
+}
+
+int    ck_video_width(const ck_video_reader *r) { return r->w; }
+int    ck_video_height(const ck_video_reader *r) { return r->h; }
+double ck_video_fps(const ck_video_reader *r) { return r->fps; }
+
+ck_status ck_video_read(ck_video_reader *r, float *pixels, int channels, int *eof, ck_err *err) {
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    *eof = 0;
+    for (;;) {
+        int e = avcodec_receive_frame(r->dec, r->frame);
+        if (e == 0) break;
+        if (e == AVERROR_EOF) {
+            *eof = 1;
+            return CK_OK;
+        }
+        if (e != AVERROR(EAGAIN)) return ck__fail(err, CK_STATUS_EFORMAT, "%s: decode error: %s", r->path, averr(e, eb));
+        if (r->draining) {
+            *eof = 1;
+            return CK_OK;
+        }
+        e = av_read_frame(r->fmt, r->pkt);
+        if (e == AVERROR_EOF) {
+            r->draining = 1;
+            avcodec_send_packet(r->dec, NULL);
+            continue;
+        }
+        if (e < 0) return ck__fail(err, CK_STATUS_EFORMAT, "%s: read error (truncated?): %s", r->path, averr(e, eb));
+        if (r->pkt->stream_index == r->stream) {
+            e = avcodec_send_packet(r->dec, r->pkt);
+            if (e < 0 && e != AVERROR(EAGAIN)) {
+                av_packet_unref(r->pkt);
+                return ck__fail(err, CK_STATUS_EFORMAT, "%s: corrupt packet: %s", r->path, averr(e, eb));
+            }
+        }
+        av_packet_unref(r->pkt);
+    }
+    if (r->frame->width != r->w || r->frame->height != r->h) {
+        av_frame_unref(r->frame);
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: frame size changes mid-stream", r->path);
+    }
+    r->sws = sws_getCachedContext(r->sws, r->w, r->h, (enum AVPixelFormat)r->frame->format, r->w, r->h,
+                                  AV_PIX_FMT_RGBA64LE, SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL,
+                                  NULL);
+    if (!r->sws) {
+        av_frame_unref(r->frame);
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: unsupported pixel format", r->path);
+    }
+    uint8_t  *dst[4]    = {(uint8_t *)r->rgb16, NULL, NULL, NULL};
+    const int stride[4] = {r->w * 8, 0, 0, 0};
+    sws_scale(r->sws, (const uint8_t *const *)r->frame->data, r->frame->linesize, 0, r->h, dst, stride);
+    const int has_alpha = av_pix_fmt_desc_get((enum AVPixelFormat)r->frame->format)->flags & AV_PIX_FMT_FLAG_ALPHA;
+    av_frame_unref(r->frame);
+    const size_t n = (size_t)r->w * r->h;
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < channels; c++)
+            pixels[i * channels + c] =
+                c == 3 && !has_alpha ? 1.0f : (float)r->rgb16[i * 4 + c] * (1.0f / 65535.0f);
+    return CK_OK;
+}
+
+void ck_video_close(ck_video_reader *r) {
+    if (!r) return;
+    sws_freeContext(r->sws);
+    av_frame_free(&r->frame);
+    av_packet_free(&r->pkt);
+    avcodec_free_context(&r->dec);
+    avformat_close_input(&r->fmt);
+    free(r->rgb16);
+    free(r);
+}
+
+/* ---------------------------------------------------------------- writing */
+
+struct ck_video_writer {
+    AVFormatContext   *fmt;
+    AVCodecContext    *enc;
+    AVStream          *st;
+    AVFrame           *frame;
+    AVPacket          *pkt;
+    struct SwsContext *sws;
+    uint16_t          *rgba16;
+    int                w, h;
+    int64_t            pts;
+    char               path[1024], tmp[1100];
+};
+
+static ck_status drain(ck_video_writer *wr, int flush, ck_err *err) {
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    int  e = avcodec_send_frame(wr->enc, flush ? NULL : wr->frame);
+    if (e < 0) return ck__fail(err, CK_STATUS_EIO, "%s: encode error: %s", wr->path, averr(e, eb));
+    for (;;) {
+        e = avcodec_receive_packet(wr->enc, wr->pkt);
+        if (e == AVERROR(EAGAIN) || e == AVERROR_EOF) return CK_OK;
+        if (e < 0) return ck__fail(err, CK_STATUS_EIO, "%s: encode error: %s", wr->path, averr(e, eb));
+        av_packet_rescale_ts(wr->pkt, wr->enc->time_base, wr->st->time_base);
+        wr->pkt->stream_index = wr->st->index;
+        e                     = av_interleaved_write_frame(wr->fmt, wr->pkt);
+        if (e < 0) return ck__fail(err, CK_STATUS_EIO, "%s: write error: %s", wr->path, averr(e, eb));
+    }
+}
+
+ck_status ck_video_writer_open(ck_video_writer **out, const char *path, ck_video_codec codec, int w, int h,
+                               double fps, ck_err *err) {
+    char             eb[AV_ERROR_MAX_STRING_SIZE];
+    quiet_ffmpeg();
+    ck_video_writer *wr = calloc(1, sizeof *wr);
+    *out                = NULL;
+    if (!wr) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    wr->w = w, wr->h = h;
+    snprintf(wr->path, sizeof wr->path, "%s", path);
+    /* hidden temporary beside the destination, same extension so the container is guessed right */
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    const int   dirlen = slash ? (int)(slash - path) + 1 : 0;
+    snprintf(wr->tmp, sizeof wr->tmp, "%.*s.%s.partial%d%s", dirlen, path, slash ? slash + 1 : path, (int)getpid(),
+             dot ? dot : "");
+    static const char *names[3] = {"prores_ks", "ffv1", "libx264"};
+    static const enum AVPixelFormat pix[3] = {AV_PIX_FMT_YUVA444P10LE, AV_PIX_FMT_GBRAP16LE, AV_PIX_FMT_YUV420P};
+    const AVCodec *c = avcodec_find_encoder_by_name(names[codec]);
+    if (!c) {
+        free(wr);
+        return ck__fail(err, CK_STATUS_EUNSUPPORTED, "%s: this FFmpeg has no %s encoder", path, names[codec]);
+    }
+    int e = avformat_alloc_output_context2(&wr->fmt, NULL, NULL, wr->tmp);
+    if (e < 0 || !wr->fmt) {
+        free(wr);
+        return ck__fail(err, CK_STATUS_EINVAL, "%s: no container for this extension", path);
+    }
+    wr->st  = avformat_new_stream(wr->fmt, NULL);
+    wr->enc = avcodec_alloc_context3(c);
+    if (!wr->st || !wr->enc) {
+        ck_video_writer_close(wr, 1, NULL);
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    }
+    AVRational rate   = av_d2q(fps > 0 ? fps : 24.0, 100000);
+    wr->enc->width    = w;
+    wr->enc->height   = h;
+    wr->enc->pix_fmt  = pix[codec];
+    wr->enc->time_base = av_inv_q(rate);
+    wr->enc->framerate = rate;
+    if (wr->fmt->oformat->flags & AVFMT_GLOBALHEADER) wr->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    AVDictionary *opts = NULL;
+    if (codec == CK_VIDEO_PRORES4444) {
+        av_dict_set(&opts, "profile", "4444", 0);
+        av_dict_set(&opts, "alpha_bits", "16", 0);
+        av_dict_set(&opts, "vendor", "apl0", 0);
+    } else if (codec == CK_VIDEO_FFV1) {
+        av_dict_set(&opts, "level", "3", 0);
+    } else {
+        av_dict_set(&opts, "crf", "18", 0);
+        av_dict_set(&opts, "preset", "medium", 0);
+    }
+    e = avcodec_open2(wr->enc, c, &opts);
+    av_dict_free(&opts);
+    if (e < 0 || avcodec_parameters_from_context(wr->st->codecpar, wr->enc) < 0) {
+        ck_video_writer_close(wr, 1, NULL);
+        return ck__fail(err, CK_STATUS_EIO, "%s: cannot open the %s encoder: %s", path, names[codec], averr(e, eb));
+    }
+    wr->st->time_base = wr->enc->time_base;
+    if ((e = avio_open(&wr->fmt->pb, wr->tmp, AVIO_FLAG_WRITE)) < 0 || (e = avformat_write_header(wr->fmt, NULL)) < 0) {
+        ck_video_writer_close(wr, 1, NULL);
+        return ck__fail(err, CK_STATUS_EIO, "%s: cannot write: %s", path, averr(e, eb));
+    }
+    wr->frame  = av_frame_alloc();
+    wr->pkt    = av_packet_alloc();
+    wr->rgba16 = malloc(sizeof(uint16_t) * 4 * (size_t)w * h);
+    if (!wr->frame || !wr->pkt || !wr->rgba16) {
+        ck_video_writer_close(wr, 1, NULL);
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    }
+    wr->frame->format = wr->enc->pix_fmt, wr->frame->width = w, wr->frame->height = h;
+    if (av_frame_get_buffer(wr->frame, 0) < 0) {
+        ck_video_writer_close(wr, 1, NULL);
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    }
+    wr->sws = sws_getContext(w, h, AV_PIX_FMT_RGBA64LE, w, h, wr->enc->pix_fmt,
+                             SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INP, NULL, NULL, NULL);
+    if (!wr->sws) {
+        ck_video_writer_close(wr, 1, NULL);
+        return ck__fail(err, CK_STATUS_EUNSUPPORTED, "%s: no pixel conversion to %s", path,
+                        av_get_pix_fmt_name(wr->enc->pix_fmt));
+    }
+    *out = wr;
+    return CK_OK;
+}
+
+ck_status ck_video_write(ck_video_writer *wr, const float *rgba, ck_err *err) {
+    const size_t n = (size_t)wr->w * wr->h * 4;
+    for (size_t i = 0; i < n; i++) {
+        const float v = rgba[i] < 0 ? 0 : rgba[i] > 1 ? 1 : rgba[i];
+        wr->rgba16[i] = (uint16_t)(v * 65535.0f + 0.5f);
+    }
+    if (av_frame_make_writable(wr->frame) < 0) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", wr->path);
+    const uint8_t *src[4]    = {(const uint8_t *)wr->rgba16, NULL, NULL, NULL};
+    const int      stride[4] = {wr->w * 8, 0, 0, 0};
+    sws_scale(wr->sws, src, stride, 0, wr->h, wr->frame->data, wr->frame->linesize);
+    wr->frame->pts = wr->pts++;
+    return drain(wr, 0, err);
+}
+
+ck_status ck_video_writer_close(ck_video_writer *wr, int abort, ck_err *err) {
+    if (!wr) return CK_OK;
+    ck_status st = CK_OK;
+    if (!abort && wr->enc && wr->fmt && wr->fmt->pb) {
+        st = drain(wr, 1, err);
+        if (st == CK_OK && av_write_trailer(wr->fmt) < 0) st = ck__fail(err, CK_STATUS_EIO, "%s: cannot finish the file", wr->path);
+    }
+    if (wr->fmt && wr->fmt->pb) avio_closep(&wr->fmt->pb);
+    avformat_free_context(wr->fmt);
+    avcodec_free_context(&wr->enc);
+    av_frame_free(&wr->frame);
+    av_packet_free(&wr->pkt);
+    sws_freeContext(wr->sws);
+    free(wr->rgba16);
+    if (!abort && st == CK_OK) {
+        if (rename(wr->tmp, wr->path) != 0) st = ck__fail(err, CK_STATUS_EIO, "%s: cannot move into place", wr->path);
+    } else {
+        remove(wr->tmp);
+        if (st == CK_OK) st = CK_STATUS_EIO;
+    }
+    free(wr);
+    return abort ? CK_OK : st;
+}

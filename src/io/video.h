@@ -1,0 +1,39 @@
+/* Video files through FFmpeg's libraries (libavformat, libavcodec, libswscale).
+ *
+ * Reading: any container/codec FFmpeg decodes, 8 to 16 bits per channel, frames delivered in decode
+ * order of presentation as float RGB or RGBA in [0,1] (scaled from 16-bit RGB, so 10/12-bit sources
+ * keep their precision); the frame count is what decoding yields (exact, variable frame rate included).
+ * Writing: ProRes 4444 with alpha (.mov), FFV1 lossless 16-bit RGBA (.mkv), H.264 (.mp4, no alpha),
+ * through a hidden temporary file renamed into place by ck_video_writer_close.
+ */
+#ifndef CK_VIDEO_H
+#define CK_VIDEO_H
+
+#include "core/check.h"
+
+typedef struct ck_video_reader ck_video_reader;
+typedef struct ck_video_writer ck_video_writer;
+
+typedef enum ck_video_codec { CK_VIDEO_PRORES4444 = 0, CK_VIDEO_FFV1 = 1, CK_VIDEO_H264 = 2 } ck_video_codec;
+
+/* 1 when the file's first bytes look like a container FFmpeg knows (not an image format). */
+int ck_video_probe(const char *path);
+
+/* Frames in the file's video stream, counted by demuxing every packet (no decoding); -1 on error. */
+int       ck_video_count_frames(const char *path);
+ck_status ck_video_open(ck_video_reader **out, const char *path, ck_err *err);
+int       ck_video_width(const ck_video_reader *r);
+int       ck_video_height(const ck_video_reader *r);
+double    ck_video_fps(const ck_video_reader *r); /* average frame rate (for writing outputs) */
+/* Next frame into `pixels` (w·h·channels floats, channels 3 or 4); *eof = 1 after the last frame. */
+ck_status ck_video_read(ck_video_reader *r, float *pixels, int channels, int *eof, ck_err *err);
+void      ck_video_close(ck_video_reader *r);
+
+ck_status ck_video_writer_open(ck_video_writer **out, const char *path, ck_video_codec codec, int w, int h,
+                               double fps, ck_err *err);
+/* One frame from w·h·4 floats (RGBA in [0,1]; H.264 ignores alpha). */
+ck_status ck_video_write(ck_video_writer *wr, const float *rgba, ck_err *err);
+/* Flushes, finishes the file and renames it into place; on failure (or abort != 0) removes it. */
+ck_status ck_video_writer_close(ck_video_writer *wr, int abort, ck_err *err);
+
+#endif

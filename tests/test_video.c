@@ -1,0 +1,121 @@
+/* Video round trips through FFmpeg's libraries: FFV1 (lossless 16-bit RGBA, exact frame count and
+ * values), ProRes 4444 (alpha plane within 10-bit quantization), H.264; truncated and non-video files
+ * fail with a message; an aborted writer leaves no file. Skips when built without FFmpeg. */
+#include "harness.h"
+
+#ifndef CK_HAVE_FFMPEG
+int main(void) {
+    printf("SKIP: built without FFmpeg (libavformat/libavcodec/libswscale not found)\n");
+    return 0;
+}
+#else
+#include "io/video.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define W 64
+#define H 48
+#define N 5
+
+static void pattern(float *rgba, int f) {
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            float *p = rgba + ((size_t)y * W + x) * 4;
+            p[0]     = (float)x / (W - 1);
+            p[1]     = (float)y / (H - 1);
+            p[2]     = 0.25f + 0.1f * (float)f;
+            p[3]     = (float)((x + 3 * f) % W) / (W - 1); /* alpha ramp that moves per frame */
+        }
+}
+
+static int roundtrip(const char *path, ck_video_codec codec, double tol_rgb, double tol_a) {
+    ck_err           err = {{0}};
+    ck_video_writer *wr;
+    float           *in = malloc(sizeof(float) * W * H * 4), *out = malloc(sizeof(float) * W * H * 4);
+    if (ck_video_writer_open(&wr, path, codec, W, H, 24.0, &err) != CK_OK) {
+        printf("SKIP   %s: %s\n", path, err.msg);
+        free(in), free(out);
+        return -1;
+    }
+    for (int f = 0; f < N; f++) {
+        pattern(in, f);
+        CHECK(ck_video_write(wr, in, &err) == CK_OK);
+    }
+    CHECK(ck_video_writer_close(wr, 0, &err) == CK_OK);
+    ck_video_reader *r;
+    CHECK(ck_video_open(&r, path, &err) == CK_OK);
+    if (!r) {
+        free(in), free(out);
+        return 0;
+    }
+    CHECK(ck_video_width(r) == W && ck_video_height(r) == H);
+    int    frames = 0, eof = 0;
+    double max_rgb = 0, max_a = 0;
+    while (ck_video_read(r, out, 4, &eof, &err) == CK_OK && !eof) {
+        pattern(in, frames);
+        for (int i = 0; i < W * H; i++) {
+            for (int c = 0; c < 3; c++) max_rgb = fmax(max_rgb, fabs(out[4 * i + c] - in[4 * i + c]));
+            max_a = fmax(max_a, fabs(out[4 * i + 3] - in[4 * i + 3]));
+        }
+        frames++;
+    }
+    ck_video_close(r);
+    printf("%s     %-28s frames %d/%d, rgb max abs %.2e, alpha max abs %.2e\n",
+           frames == N && max_rgb <= tol_rgb && max_a <= tol_a ? "OK" : "NOT OK", path, frames, N, max_rgb, max_a);
+    CHECK(frames == N);
+    CHECK(max_rgb <= tol_rgb);
+    CHECK(max_a <= tol_a);
+    free(in), free(out);
+    return 1;
+}
+
+int main(void) {
+    char dir[1024], p1[1200], p2[1200], p3[1200];
+    test_path(dir, sizeof dir, "CK_TMP", "video");
+    snprintf(p1, sizeof p1, "mkdir -p %s", dir);
+    CHECK(system(p1) == 0);
+    snprintf(p1, sizeof p1, "%s/a.mkv", dir);
+    snprintf(p2, sizeof p2, "%s/b.mov", dir);
+    snprintf(p3, sizeof p3, "%s/c.mp4", dir);
+    roundtrip(p1, CK_VIDEO_FFV1, 1.0 / 65535 + 1e-6, 1.0 / 65535 + 1e-6);   /* lossless at 16 bits */
+    roundtrip(p2, CK_VIDEO_PRORES4444, 0.02, 1.0 / 1023 + 1e-3);            /* alpha: 10-bit quantization */
+    roundtrip(p3, CK_VIDEO_H264, 0.08, 1.0);                               /* 8-bit 4:2:0, no alpha */
+
+    /* truncated file: an error or fewer frames, never a crash */
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "head -c 3000 %s > %s/trunc.mkv", p1, dir);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "%s/trunc.mkv", dir);
+    ck_err           err = {{0}};
+    ck_video_reader *r   = NULL;
+    if (ck_video_open(&r, cmd, &err) == CK_OK) {
+        float *buf = malloc(sizeof(float) * W * H * 3);
+        int    eof = 0, frames = 0;
+        while (ck_video_read(r, buf, 3, &eof, &err) == CK_OK && !eof) frames++;
+        CHECK(frames < N);
+        printf("OK     truncated FFV1: %d frames decoded, then %s\n", frames, eof ? "end of file" : err.msg);
+        free(buf);
+        ck_video_close(r);
+    } else {
+        printf("OK     truncated FFV1 refused: %s\n", err.msg);
+    }
+    /* not a video */
+    snprintf(cmd, sizeof cmd, "%s/text.mov", dir);
+    FILE *f = fopen(cmd, "w");
+    fputs("not a movie", f);
+    fclose(f);
+    CHECK(ck_video_open(&r, cmd, &err) != CK_OK);
+    /* aborted writer: nothing left behind */
+    ck_video_writer *wr;
+    snprintf(cmd, sizeof cmd, "%s/aborted.mkv", dir);
+    if (ck_video_writer_open(&wr, cmd, CK_VIDEO_FFV1, W, H, 24, &err) == CK_OK) {
+        ck_video_writer_close(wr, 1, &err);
+        CHECK(access(cmd, F_OK) != 0);
+        snprintf(p1, sizeof p1, "test -z \"$(ls -A %s | grep partial)\"", dir);
+        CHECK(system(p1) == 0);
+    }
+    return test_summary();
+}
+#endif
