@@ -203,6 +203,8 @@ static ck_status drain(ck_video_writer *wr, int flush, ck_err *err) {
         e = avcodec_receive_packet(wr->enc, wr->pkt);
         if (e == AVERROR(EAGAIN) || e == AVERROR_EOF) return CK_OK;
         if (e < 0) return ck__fail(err, CK_STATUS_EIO, "%s: encode error: %s", wr->path, averr(e, eb));
+        /* one frame long: without a duration, MP4/MOV give the last sample none and readers drop it */
+        if (wr->pkt->duration <= 0) wr->pkt->duration = 1;
         av_packet_rescale_ts(wr->pkt, wr->enc->time_base, wr->st->time_base);
         wr->pkt->stream_index = wr->st->index;
         e                     = av_interleaved_write_frame(wr->fmt, wr->pkt);
@@ -304,6 +306,17 @@ ck_status ck_video_write(ck_video_writer *wr, const float *rgba, ck_err *err) {
     const uint8_t *src[4]    = {(const uint8_t *)wr->rgba16, NULL, NULL, NULL};
     const int      stride[4] = {wr->w * 8, 0, 0, 0};
     sws_scale(wr->sws, src, stride, 0, wr->h, wr->frame->data, wr->frame->linesize);
+    if (wr->enc->pix_fmt == AV_PIX_FMT_YUVA444P10LE) {
+        /* the alpha plane rounded to the nearest 10-bit code here (swscale truncates): the stored matte is
+         * then within half a code of the input */
+        for (int y = 0; y < wr->h; y++) {
+            uint16_t *a = (uint16_t *)(wr->frame->data[3] + (size_t)y * wr->frame->linesize[3]);
+            for (int x = 0; x < wr->w; x++) {
+                const float v = rgba[((size_t)y * wr->w + x) * 4 + 3];
+                a[x]          = (uint16_t)((v < 0 ? 0 : v > 1 ? 1 : v) * 1023.0f + 0.5f);
+            }
+        }
+    }
     wr->frame->pts = wr->pts++;
     return drain(wr, 0, err);
 }

@@ -5,6 +5,9 @@
 #include "ctx.h"
 #include "io/image.h"
 #include "io/sequence.h"
+#ifdef CK_HAVE_FFMPEG
+#include "io/video.h"
+#endif
 #include "pipeline/frame_ops.h"
 
 #include <dirent.h>
@@ -65,6 +68,15 @@ static void usage_key(FILE *f) {
             "  --frames A-B          only positions A..B (0-based, inclusive) of the sorted folder\n"
             "  --shard I/N           contiguous share I (0-based) of N, for render-farm nodes\n"
             "  --skip-existing       skip frames whose passes are all present (resume an interrupted run)\n"
+            "video:\n"
+            "  --image FILE.mov|mp4|mkv|...  a video plate (any codec FFmpeg decodes, 8-16 bit); passes are\n"
+            "                        named by zero-padded frame index; --hint may be a video, a folder or\n"
+            "                        one image\n"
+            "  --video-out LIST      also encode videos into --out (comma list): prores (ProRes 4444 .mov,\n"
+            "                        straight sRGB foreground + the matte as alpha), ffv1 (.mkv, lossless\n"
+            "                        16-bit, same content), h264 (.mp4 preview of the comp). Default for a\n"
+            "                        video plate: prores,h264; for sequences: none. Not with --shard or\n"
+            "                        --skip-existing (the videos would miss frames)\n"
             "output:\n"
             "  --out DIR             output folder (created if missing)\n"
             "  --exr-compression C   pxr24 (default, as CorridorKey), zip or none\n"
@@ -104,6 +116,7 @@ typedef struct key_opts {
     const char        *image, *hint, *checkpoint, *out, *frames, *shard;
     int                skip_existing;
     int                json; /* NDJSON events on stdout */
+    const char        *video_out; /* comma list: prores, ffv1, h264 */
     ck_exr_compression exr;
     int                quiet;
     ck_params          p;
@@ -215,6 +228,7 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         else if (!strcmp(a, "--shard")) o->shard = TAKE();
         else if (!strcmp(a, "--skip-existing")) o->skip_existing = 1;
         else if (!strcmp(a, "--json")) o->json = 1;
+        else if (!strcmp(a, "--video-out")) o->video_out = TAKE();
         else if (!strcmp(a, "--size")) {
             if (!parse_int(a, TAKE(), 32, 16384, &o->p.size)) return 0;
             if (o->p.size % 32) {
@@ -561,7 +575,34 @@ static int run_key(key_opts o) {
     } else {
         file_stem(stem1, sizeof stem1, o.image);
     }
-    const int total = seq ? imgs.n : 1;
+    int vid = 0, vtotal = 0;
+#ifdef CK_HAVE_FFMPEG
+    ck_video_reader *vin = NULL, *vhint = NULL;
+    if (!seq && ck_image_sniff(o.image) == CK_IMAGE_UNKNOWN && ck_video_probe(o.image)) {
+        vid    = 1;
+        vtotal = ck_video_count_frames(o.image);
+        if (vtotal <= 0 || ck_video_open(&vin, o.image, &err) != CK_OK) {
+            if (vtotal <= 0) fprintf(stderr, "ckey: %s: no video frames\n", o.image);
+            return EXIT_RUNTIME;
+        }
+        if (o.hint && is_dir(o.hint)) {
+            if (ck_seq_list(&hints, o.hint, &err) != CK_OK || hints.n != vtotal) {
+                if (hints.n != vtotal)
+                    fprintf(stderr, "ckey: %s has %d frames but %s has %d hints\n", o.image, vtotal, o.hint, hints.n);
+                ck_video_close(vin), ck_seq_free(&hints);
+                return EXIT_RUNTIME;
+            }
+        } else if (o.hint && ck_image_sniff(o.hint) == CK_IMAGE_UNKNOWN) {
+            const int hn = ck_video_count_frames(o.hint);
+            if (hn != vtotal || ck_video_open(&vhint, o.hint, &err) != CK_OK) {
+                if (hn != vtotal) fprintf(stderr, "ckey: %s has %d frames but %s has %d\n", o.image, vtotal, o.hint, hn);
+                ck_video_close(vin);
+                return EXIT_RUNTIME;
+            }
+        }
+    }
+#endif
+    const int total = seq ? imgs.n : vid ? vtotal : 1;
     int       first = 0, last = total - 1;
     if (o.frames) {
         if (!ck_parse_frames(o.frames, &first, &last) || last >= total) {
@@ -602,11 +643,61 @@ static int run_key(key_opts o) {
 
     int    rc = 0, done = 0, skipped = 0;
     double t1 = now_s();
+#ifdef CK_HAVE_FFMPEG
+    /* video outputs: ProRes 4444 / FFV1 (fg + matte as alpha), H.264 (comp); opened at the first frame */
+    const char      *vo = o.video_out ? o.video_out : vid ? "prores,h264" : "";
+    int              want[3] = {strstr(vo, "prores") != NULL, strstr(vo, "ffv1") != NULL, strstr(vo, "h264") != NULL};
+    ck_video_writer *vw[3]   = {NULL, NULL, NULL};
+    if ((want[0] || want[1] || want[2]) && (o.shard || o.skip_existing)) {
+        if (o.video_out) fprintf(stderr, "ckey: warning: --video-out is ignored with --shard or --skip-existing\n");
+        want[0] = want[1] = want[2] = 0;
+    }
+    if (want[2] && !o.p.comp) want[2] = 0;
+    for (int k = 0; vid && k < start && rc == 0; k++) { /* decode up to the first frame of the range */
+        int    eof = 0;
+        float *tmp = malloc(sizeof(float) * 3 * (size_t)ck_video_width(vin) * ck_video_height(vin));
+        if (!tmp || ck_video_read(vin, tmp, 3, &eof, &err) != CK_OK || eof) rc = EXIT_RUNTIME;
+        if (vhint && tmp && (ck_video_read(vhint, tmp, 3, &eof, &err) != CK_OK || eof)) rc = EXIT_RUNTIME;
+        free(tmp);
+    }
+#endif
     for (int f = start; f < start + count && rc == 0; f++) {
+        char        vstem[32];
         const char *ipath = seq ? imgs.paths[f] : o.image;
-        const char *hpath = seq && hints.n ? hints.paths[f] : o.hint;
-        const char *stem  = seq ? imgs.stems[f] : stem1;
+        const char *hpath = hints.n ? hints.paths[f] : o.hint;
+        snprintf(vstem, sizeof vstem, "%05d", f);
+        const char *stem = seq ? imgs.stems[f] : vid ? vstem : stem1;
+#ifdef CK_HAVE_FFMPEG
+        ck_image vrgb = {0}, vh = {0};
+        if (vid) { /* the frame is decoded even when it is skipped: the reader is sequential */
+            int eof = 0;
+            vrgb    = (ck_image){ck_video_width(vin), ck_video_height(vin), 3,
+                              malloc(sizeof(float) * 3 * (size_t)ck_video_width(vin) * ck_video_height(vin))};
+            if (!vrgb.data || ck_video_read(vin, vrgb.data, 3, &eof, &err) != CK_OK || eof) {
+                if (eof) fprintf(stderr, "ckey: %s ended at frame %d\n", o.image, f);
+                free(vrgb.data);
+                rc = EXIT_RUNTIME;
+                json_failed(&o, err.msg[0] ? err.msg : "video ended early", rc);
+                break;
+            }
+            if (vhint) { /* a hint video: its red channel, as CorridorKey */
+                float *t3 = malloc(sizeof(float) * 3 * (size_t)vrgb.width * vrgb.height);
+                vh        = (ck_image){vrgb.width, vrgb.height, 1, malloc(sizeof(float) * (size_t)vrgb.width * vrgb.height)};
+                if (!t3 || !vh.data || ck_video_read(vhint, t3, 3, &eof, &err) != CK_OK || eof) {
+                    free(t3), free(vrgb.data), free(vh.data);
+                    rc = EXIT_RUNTIME;
+                    json_failed(&o, "hint video ended early or failed to decode", rc);
+                    break;
+                }
+                for (size_t i = 0; i < (size_t)vrgb.width * vrgb.height; i++) vh.data[i] = t3[3 * i];
+                free(t3);
+            }
+        }
+#endif
         if (o.skip_existing && frame_done(&o, stem)) {
+#ifdef CK_HAVE_FFMPEG
+            free(vrgb.data), free(vh.data);
+#endif
             skipped++;
             if (o.json) {
                 printf("{\"event\": \"warning\", \"frame\": %d, \"message\": ", f);
@@ -618,8 +709,17 @@ static int run_key(key_opts o) {
             continue;
         }
         ck_image rgb = {0}, hint = {0};
-        int      ok  = read_plate(ipath, o.p.input_is_linear, &rgb, &err) == CK_OK;
-        if (ok && hpath) {
+        int      ok;
+#ifdef CK_HAVE_FFMPEG
+        if (vid) {
+            rgb = vrgb, hint = vh, ok = 1;
+            if (vh.data) hpath = NULL;
+        } else
+#endif
+            ok = read_plate(ipath, o.p.input_is_linear, &rgb, &err) == CK_OK;
+        if (ok && hint.data) {
+            /* from the hint video */
+        } else if (ok && hpath) {
             ok = read_hint(hpath, &hint, &err) == CK_OK;
         } else if (ok) { /* no hint: the automatic chroma-difference fallback */
             int blue = 0;
@@ -658,6 +758,34 @@ static int run_key(key_opts o) {
             break;
         }
         rc = write_passes(&o, stem, &res);
+#ifdef CK_HAVE_FFMPEG
+        static const char *vext[3] = {"_prores4444.mov", "_ffv1.mkv", "_comp.mp4"};
+        for (int k = 0; k < 3 && rc == 0; k++) {
+            if (!want[k]) continue;
+            const int w = res.alpha.width, h = res.alpha.height;
+            if (!vw[k]) {
+                char path[5200];
+                mkdir_p(o.out);
+                snprintf(path, sizeof path, "%s/%s%s", o.out, stem1, vext[k]);
+                if (ck_video_writer_open(&vw[k], path, (ck_video_codec)k, w, h, vid ? ck_video_fps(vin) : 24.0, &err) != CK_OK) {
+                    rc = EXIT_RUNTIME;
+                    break;
+                }
+            }
+            float *rgba = malloc(sizeof(float) * 4 * (size_t)w * h);
+            if (!rgba) {
+                rc = EXIT_RUNTIME;
+                break;
+            }
+            for (size_t i = 0; i < (size_t)w * h; i++) {
+                const float *src = k == 2 ? res.comp.data + 3 * i : res.fg.data + 3 * i;
+                rgba[4 * i] = src[0], rgba[4 * i + 1] = src[1], rgba[4 * i + 2] = src[2];
+                rgba[4 * i + 3] = k == 2 ? 1.0f : res.alpha.data[i];
+            }
+            if (ck_video_write(vw[k], rgba, &err) != CK_OK) rc = EXIT_RUNTIME;
+            free(rgba);
+        }
+#endif
         ck_result_free(&res);
         if (rc != 0) {
             json_failed(&o, "could not write the output passes", rc);
@@ -677,6 +805,12 @@ static int run_key(key_opts o) {
             progress_human(f - start + 1, count, stem, fps, eta);
         }
     }
+#ifdef CK_HAVE_FFMPEG
+    for (int k = 0; k < 3; k++)
+        if (vw[k] && ck_video_writer_close(vw[k], rc != 0, &err) != CK_OK) rc = EXIT_RUNTIME;
+    ck_video_close(vin);
+    ck_video_close(vhint);
+#endif
     if (o.json && rc == 0)
         printf("{\"event\": \"completed\", \"frames_written\": %d, \"skipped\": %d, \"seconds\": %.3f}\n", done,
                skipped, now_s() - t0);
