@@ -167,6 +167,12 @@ int main(void) {
         snprintf(cmd, sizeof cmd, "test -f %s/vout/plate_ffv1.mkv && test -f %s/vout/plate_comp.mp4 && "
                  "test -f %s/vout/Comp/00002.png", dir, dir, dir);
         CHECK(system(cmd) == 0);
+        /* a clip folder holding Input.mkv (no hint: automatic) */
+        snprintf(cmd, sizeof cmd, "mkdir -p %s/clipv/shot && cp %s %s/clipv/shot/Input.mkv && %s clip %s/clipv "
+                 "--checkpoint %s/model.safetensors --size 128 --device cpu --quiet --video-out none > %s/cli.log 2>&1 "
+                 "&& test -f %s/clipv/shot/Output/Matte/00002.exr",
+                 dir, p1, dir, bin, dir, fx, dir, dir);
+        CHECK_MSG(system(cmd) == 0, "clip folder with Input.mkv");
         free(rgba);
         ck_npy_free(&rgbn);
     }

@@ -455,13 +455,29 @@ static int cmd_key(int argc, char **argv) {
     return run_key(o);
 }
 
-/* A clip folder in CorridorKey's layout: Input/ frames, AlphaHint/ (or alphahint/) hints, Output/. */
+/* First existing "<dir>/<stem>.<ext>" for the video extensions CorridorKey accepts (either case of the
+ * stem's first letter). */
+static int find_video(char *path, size_t n, const char *dir, const char *stem) {
+    static const char *ext[] = {"mp4", "mov", "avi", "mkv", "MP4", "MOV", "AVI", "MKV"};
+    char               alt[64];
+    snprintf(alt, sizeof alt, "%s", stem);
+    alt[0] = (char)(alt[0] ^ 0x20); /* Input <-> input */
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+            snprintf(path, n, "%s/%s.%s", dir, k ? alt : stem, ext[i]);
+            if (file_exists(path)) return 1;
+        }
+    return 0;
+}
+
+/* A clip folder in CorridorKey's layout: Input/ frames or an Input.<video>, AlphaHint/ (or alphahint/)
+ * hints or an AlphaHint.<video>, Output/. */
 static int is_clip(const char *dir, char *input, char *hint, char *out, size_t n) {
     snprintf(input, n, "%s/Input", dir);
-    if (!is_dir(input)) return 0;
+    if (!is_dir(input) && !find_video(input, n, dir, "Input")) return 0;
     snprintf(hint, n, "%s/AlphaHint", dir);
     if (!is_dir(hint)) snprintf(hint, n, "%s/alphahint", dir);
-    if (!is_dir(hint)) hint[0] = '\0';
+    if (!is_dir(hint) && !find_video(hint, n, dir, "AlphaHint")) hint[0] = '\0';
     snprintf(out, n, "%s/Output", dir);
     return 1;
 }
@@ -470,8 +486,8 @@ static int cmd_clip(int argc, char **argv) {
     if (argc < 1 || argv[0][0] == '-') {
         if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
             printf("usage: ckey clip DIR [key options]\n"
-                   "Keys a CorridorKey clip folder: DIR/Input/ (frames), DIR/AlphaHint/ (hints, optional: without\n"
-                   "them the automatic hint is used), writing DIR/Output/{Matte,FG,Processed,Comp}/<stem>. DIR may\n"
+                   "Keys a CorridorKey clip folder: DIR/Input/ (frames) or DIR/Input.<mp4|mov|avi|mkv>, DIR/AlphaHint/\n"
+                   "or DIR/AlphaHint.<video> (hints, optional: without them the automatic hint is used), writing DIR/Output/{Matte,FG,Processed,Comp}/<stem>. DIR may\n"
                    "also hold several clips as sub-folders (names starting with '.' or '_', IgnoredClips and\n"
                    "Output are skipped). Every 'ckey key' option applies (--frames, --shard, --skip-existing,\n"
                    "--json, --tile, ...), except --image, --hint and --out.\n");
