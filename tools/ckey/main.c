@@ -356,6 +356,19 @@ static int is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* CorridorKey's passes, in writing order (Comp only when enabled); images bound when res is given. */
+static int init_passes(pass_out *passes, const key_opts *o, ck_result *res) {
+    static const char *dirs[4] = {"Matte", "FG", "Processed", "Comp"};
+    static const char *exts[4] = {"exr", "exr", "exr", "png"};
+    ck_image          *imgs[4] = {res ? &res->alpha : NULL, res ? &res->fg : NULL, res ? &res->processed : NULL,
+                                  res ? &res->comp : NULL};
+    for (int i = 0; i < 4; i++) {
+        passes[i].dir = dirs[i], passes[i].ext = exts[i], passes[i].img = imgs[i];
+        passes[i].final_path[0] = passes[i].tmp_path[0] = '\0';
+    }
+    return o->p.comp ? 4 : 3;
+}
+
 static void pass_paths(pass_out *passes, int npass, const char *out, const char *stem) {
     for (int i = 0; i < npass; i++) {
         pass_out *p = &passes[i];
@@ -367,13 +380,8 @@ static void pass_paths(pass_out *passes, int npass, const char *out, const char 
 /* Writes every pass of one frame: phase 1 each pass into a hidden temporary file, phase 2 rename all.
  * A failure in phase 1 removes what was written, so the output folder never holds a partial set. */
 static int write_passes(const key_opts *o, const char *stem, ck_result *res) {
-    pass_out passes[4] = {
-        {"Matte", "exr", &res->alpha, "", ""},
-        {"FG", "exr", &res->fg, "", ""},
-        {"Processed", "exr", &res->processed, "", ""},
-        {"Comp", "png", &res->comp, "", ""},
-    };
-    const int npass = o->p.comp ? 4 : 3;
+    pass_out  passes[4];
+    const int npass = init_passes(passes, o, res);
     ck_err    err   = {{0}};
     int       rc = 0, written = 0;
     pass_paths(passes, npass, o->out, stem);
@@ -405,9 +413,8 @@ static int write_passes(const key_opts *o, const char *stem, ck_result *res) {
 
 /* --skip-existing: every pass of the frame is already there. */
 static int frame_done(const key_opts *o, const char *stem) {
-    pass_out passes[4] = {{"Matte", "exr", NULL, "", ""}, {"FG", "exr", NULL, "", ""},
-                          {"Processed", "exr", NULL, "", ""}, {"Comp", "png", NULL, "", ""}};
-    const int npass = o->p.comp ? 4 : 3;
+    pass_out  passes[4];
+    const int npass = init_passes(passes, o, NULL);
     pass_paths(passes, npass, o->out, stem);
     for (int i = 0; i < npass; i++)
         if (!file_exists(passes[i].final_path)) return 0;
