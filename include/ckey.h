@@ -83,6 +83,11 @@ typedef struct ck_params {
                                      per frame; -1 = auto (on for CUDA), ignored on the CPU */
     int          stage_gc;        /* "stage_gc": synchronize between backbone, decoders and refiner
                                      (no effect while a CUDA Graph is used); default 0 */
+    int          fused_decode;    /* "fused_decode": both decoder heads in one pass (512 channels, one
+                                     upsample per scale); 0 runs the alpha and fg heads one after the
+                                     other (same arithmetic per head); default 1 */
+    int          gpu_preprocess;  /* "gpu_preprocess": resize + normalize the frame on the device (CUDA,
+                                     full frame); 0 = on the host; -1 = auto (on for CUDA) */
     /* Tiled mode: 0 = full frame (the plate is resized to `size`). Otherwise the model runs at
      * S = tile on tiles of the plate at its native resolution, stepped by tile − tile_overlap and
      * blended with linear ramps; all-background / all-foreground hints skip a tile, and a hint whose

@@ -25,6 +25,8 @@ ck_params ck_params_default(void) {
     p.pad64           = -1;
     p.cuda_graph      = -1;
     p.stage_gc        = 0;
+    p.fused_decode    = 1;
+    p.gpu_preprocess  = -1;
     return p;
 }
 
@@ -149,6 +151,7 @@ void ck_ctx_free(ck_ctx *ctx) {
     ck_checkpoint_close(&ctx->ckpt);
     free(ctx->host_x);
     free(ctx->host_out);
+    free(ctx->pre_scratch);
     free(ctx);
 }
 
@@ -214,6 +217,20 @@ ck_status ck__ctx_forward(ck_ctx *ctx) {
     if (st == CK_OK) st = ck__ctx_download(ctx);
     if (st != CK_OK) ctx->failed = 1;
     return st;
+}
+
+ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint) {
+    const int    S = ctx->cfg.size;
+    const size_t need = ck_preprocess_scratch_floats(rgb->width, rgb->height, hint->width, hint->height, S);
+    if (need > ctx->pre_scratch_floats) { /* grows once per frame size, not per frame */
+        free(ctx->pre_scratch);
+        ctx->pre_scratch        = malloc(sizeof(float) * need);
+        ctx->pre_scratch_floats = ctx->pre_scratch ? need : 0;
+        if (!ctx->pre_scratch) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for pre-processing");
+    }
+    ck_preprocess(ctx->host_x, rgb->data, rgb->width, rgb->height, hint->data, hint->width, hint->height, S,
+                  ctx->params.input_is_linear, ctx->pre_scratch);
+    return ck__ctx_upload(ctx);
 }
 
 size_t ck_ctx_device_peak_bytes(const ck_ctx *ctx) {
@@ -380,12 +397,13 @@ ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, c
         return finish_result(ctx, res);
     }
 
-    float *scratch = malloc(sizeof(float) * ck_preprocess_scratch_floats(w, h, hint->width, hint->height, S));
-    if (!scratch) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
-    ck_preprocess(ctx->host_x, rgb->data, w, h, hint->data, hint->width, hint->height, S, p->input_is_linear, scratch);
-    free(scratch);
-    st = ck__ctx_forward(ctx);
-    if (st != CK_OK) return st;
+    st = ck__ctx_preprocess(ctx, rgb, hint);
+    if (st == CK_OK) st = ck__ctx_compute(ctx);
+    if (st == CK_OK) st = ck__ctx_download(ctx);
+    if (st != CK_OK) {
+        ctx->failed = 1;
+        return st;
+    }
 
     const size_t P = (size_t)S * S;
     float       *a = malloc(sizeof(float) * P), *fg = malloc(sizeof(float) * P * 3);

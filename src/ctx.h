@@ -16,6 +16,8 @@ struct ck_ctx {
     ck_model_out  last;      /* tensors of the last forward (valid while nothing else ran) */
     float        *host_x;    /* (S, S, 4) pre-processed input */
     float        *host_out;  /* (S, S, 4) alpha, fg */
+    float        *pre_scratch;     /* host pre-processing workspace for frames of pre_w × pre_h */
+    size_t        pre_scratch_floats;
     int           graph_ready; /* forward captured as a CUDA graph */
     int           failed;
     ck_err        err;
@@ -23,6 +25,10 @@ struct ck_ctx {
 
 /* Runs the network on host_x into host_out: upload, compute (graph replay when enabled), download. */
 ck_status ck__ctx_forward(ck_ctx *ctx);
+/* Puts the pre-processed frame (model_spec §7) into the network input on the backend: on the device
+ * when gpu_preprocess is in effect (CUDA), else ck_preprocess into host_x and an upload. Full frame
+ * only (tiles are cut on the host). rgb: 3 channels, hint: 1 channel, any sizes. */
+ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint);
 ck_status ck__ctx_upload(ck_ctx *ctx);
 ck_status ck__ctx_compute(ck_ctx *ctx);
 ck_status ck__ctx_download(ck_ctx *ctx);
