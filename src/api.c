@@ -72,6 +72,7 @@ static ck_exec exec_for(ck_ctx *ctx, int planning) {
     ex.pad64    = ctx->params.pad64 < 0 ? ctx->be->act_dtype != CK_DTYPE_F32 : ctx->params.pad64;
     /* a synchronize cannot be recorded into a graph */
     ex.stage_gc = ctx->params.stage_gc && !use_graph(ctx);
+    ex.unfused_decode = !ctx->params.fused_decode;
     return ex;
 }
 
@@ -80,7 +81,7 @@ static ck_status plan(ck_ctx *ctx) {
     const int S = ctx->cfg.size;
     ck_arena_init(&ctx->arena, NULL, 0);
     ck_exec      ex = exec_for(ctx, 1);
-    ck_tensor    x  = CK_NEW_DT(&ex, CK_DTYPE_F32, 1, S, S, 4);
+    ck_tensor    x  = CK_NEW(&ex, 1, S, S, 4); /* the input, in the activation dtype */
     ck_model_out o;
     ck_model_forward(&ex, &ctx->cfg, &ctx->w, &x, ctx->params.refiner_scale, ctx->params.use_refiner,
                      ctx->params.keep_intermediates, &o);
@@ -132,7 +133,8 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     const size_t n = (size_t)p->size * p->size * 4;
     ctx->host_x    = malloc(n * sizeof(float));
     ctx->host_out  = malloc(n * sizeof(float));
-    if (!ctx->host_x || !ctx->host_out)
+    if (ctx->be->act_dtype != CK_DTYPE_F32) ctx->host_x16 = malloc(n * sizeof(uint16_t));
+    if (!ctx->host_x || !ctx->host_out || (ctx->be->act_dtype != CK_DTYPE_F32 && !ctx->host_x16))
         return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for S=%d frames", p->size));
     ck_config_log(&ctx->cfg);
     CK_LOG_INFO("%s: weights %.1f MiB on device (+ mapped file), activations %.1f MiB", ctx->be->name,
@@ -152,6 +154,7 @@ void ck_ctx_free(ck_ctx *ctx) {
     free(ctx->host_x);
     free(ctx->host_out);
     free(ctx->pre_scratch);
+    free(ctx->host_x16);
     free(ctx);
 }
 
@@ -167,19 +170,35 @@ size_t           ck_ctx_weight_bytes(const ck_ctx *ctx) { return ctx->w.bytes; }
 /* The input always sits at the start of the arena, so a captured graph stays valid across frames. */
 static ck_tensor input_tensor(ck_ctx *ctx) {
     const int64_t shape[4] = {1, ctx->cfg.size, ctx->cfg.size, 4};
-    return ck_tensor_make(ctx->act_block, CK_DTYPE_F32, 4, shape);
+    return ck_tensor_make(ctx->act_block, ctx->be->act_dtype, 4, shape);
 }
 
+/* host_x (float32) → the input tensor. A 16-bit engine gets 16-bit values (rounded to nearest even here,
+ * as the device conversion would): half the bytes over the bus and no float32 copy on the device. */
 ck_status ck__ctx_upload(ck_ctx *ctx) {
-    ck_tensor x = input_tensor(ctx);
-    ctx->be->upload(ctx->be, x.data, ctx->host_x, ck_tensor_nbytes(&x));
+    ck_tensor     x = input_tensor(ctx);
+    const int64_t n = ck_tensor_numel(&x);
+    if (x.dtype == CK_DTYPE_F32) {
+        ctx->be->upload(ctx->be, x.data, ctx->host_x, ck_tensor_nbytes(&x));
+        return CK_OK;
+    }
+    uint16_t   *h  = ctx->host_x16;
+    const float *f = ctx->host_x;
+    if (x.dtype == CK_DTYPE_F16) {
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; i++) h[i] = ck_f32_to_f16(f[i]);
+    } else {
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; i++) h[i] = ck_f32_to_bf16(f[i]);
+    }
+    ctx->be->upload(ctx->be, x.data, h, ck_tensor_nbytes(&x));
     return CK_OK;
 }
 
 static void enqueue_forward(ck_ctx *ctx) {
     ck_arena_reset(&ctx->arena, 0);
     ck_exec   ex = exec_for(ctx, 0);
-    ck_tensor x  = CK_NEW_DT(&ex, CK_DTYPE_F32, 1, ctx->cfg.size, ctx->cfg.size, 4);
+    ck_tensor x  = CK_NEW(&ex, 1, ctx->cfg.size, ctx->cfg.size, 4);
     CK_ASSERT(x.data == ctx->act_block);
     ck_model_forward(&ex, &ctx->cfg, &ctx->w, &x, ctx->params.refiner_scale, ctx->params.use_refiner,
                      ctx->params.keep_intermediates, &ctx->last);

@@ -16,6 +16,7 @@ struct ck_ctx {
     ck_model_out  last;      /* tensors of the last forward (valid while nothing else ran) */
     float        *host_x;    /* (S, S, 4) pre-processed input */
     float        *host_out;  /* (S, S, 4) alpha, fg */
+    uint16_t     *host_x16;  /* (S, S, 4) host_x in the 16-bit activation dtype (16-bit engines) */
     float        *pre_scratch;     /* host pre-processing workspace for frames of pre_w × pre_h */
     size_t        pre_scratch_floats;
     int           graph_ready; /* forward captured as a CUDA graph */

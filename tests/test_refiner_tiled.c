@@ -14,7 +14,7 @@ static double tiled_delta(ck_ctx *ctx, int tile, int halo, float *out) {
     const size_t  cap  = (size_t)64 << 20;
     void         *base = ctx->be->alloc(ctx->be, cap);
     ck_arena_init(&arena, base, cap);
-    ck_exec   ex = {ctx->be, &arena, CK_DTYPE_F32, 0, 0, 0};
+    ck_exec   ex = {ctx->be, &arena, CK_DTYPE_F32, 0, 0, 0, 0};
     ck_tensor x  = ck_tensor_make(ctx->act_block, CK_DTYPE_F32, 4, (int64_t[]){1, S, S, 4});
     ck_tensor d  = CK_NEW(&ex, 1, S, S, 4);
     ck_refiner_forward_tiled(&ex, &ctx->cfg, &ctx->w, &x, &ctx->last.logits_up, &d, tile, halo);

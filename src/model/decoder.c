@@ -1,25 +1,51 @@
-/* Both SegFormer decoder heads in one pass (model_spec §4), from the folded weights of weights.c:
- * per feature i, u_i = f_i · dec_w[i]ᵀ + dec_b[i] at the feature's own resolution (2E channels:
- * alpha head then fg head), bilinear-upsampled to the c1 grid and summed (linear maps commute with
- * bilinear resizing), ReLU, then the block-diagonal classifier.
+/* Both SegFormer decoder heads (model_spec §4), from the folded weights of weights.c: per feature i,
+ * u_i = f_i · dec_w[i]ᵀ + dec_b[i] at the feature's own resolution, bilinear-upsampled to the c1 grid
+ * and summed (linear maps commute with bilinear resizing), ReLU, then the classifier.
+ * Fused ("fused_decode", default): both heads as one of 2E channels (alpha rows then fg rows), one
+ * upsample per scale, the block-diagonal classifier. Unfused: each head on its own E channels (row
+ * slices of the same matrices), three upsamples each, its own classifier (zero rows for the other
+ * head's logits) accumulated into the same logits; the same arithmetic per channel.
  * ref: CorridorKeyModule/core/model_transformer.py DecoderHead. */
 #include "model/model.h"
+
+/* Rows [r0, r0 + n) of a (R, K) matrix or of a (R) vector, as a view. */
+static ck_tensor row_slice(const ck_tensor *t, int64_t r0, int64_t n) {
+    const size_t row = ck_tensor_nbytes(t) / (size_t)t->shape[0];
+    if (t->ndim == 1) return ck_tensor_make((uint8_t *)t->data + r0 * row, t->dtype, 1, (int64_t[]){n});
+    return ck_tensor_make((uint8_t *)t->data + r0 * row, t->dtype, 2, (int64_t[]){n, t->shape[1]});
+}
+
+/* Hidden of channels [c0, c0 + C) of the fused head: Σ_i up(f_i · dec_w[i][c0:c0+C]ᵀ + b), then ReLU. */
+static void head_hidden(ck_exec *ex, const ck_weights *w, const ck_tensor feats[CK_MAX_STAGES], const ck_tensor *hsum,
+                        int64_t c0, int64_t C) {
+    const int64_t B = hsum->shape[0];
+    for (int i = CK_MAX_STAGES - 1; i >= 1; i--) {
+        const ck_tensor *f  = &feats[i];
+        const ck_tensor  wi = row_slice(&w->dec_w[i], c0, C), bi = row_slice(&w->dec_b[i], c0, C);
+        ck_tensor        u  = CK_NEW(ex, B, f->shape[1], f->shape[2], C);
+        ck_linear(ex, &u, f, &wi, &bi, CK_ACT_NONE, NULL);
+        ck_resize_bilinear(ex, hsum, &u, i != CK_MAX_STAGES - 1);
+    }
+    const ck_tensor w0 = row_slice(&w->dec_w[0], c0, C), b0 = row_slice(&w->dec_b[0], c0, C);
+    ck_linear(ex, hsum, &feats[0], &w0, &b0, CK_ACT_NONE, hsum);
+    ck_activation(ex, hsum, hsum, CK_ACT_RELU);
+}
 
 void ck_decoder_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
                         const ck_tensor feats[CK_MAX_STAGES], const ck_tensor *logits) {
     const int64_t B = feats[0].shape[0], H1 = feats[0].shape[1], W1 = feats[0].shape[2];
-    const int64_t E2 = 2 * (int64_t)cfg->dec_dim;
+    const int64_t E = cfg->dec_dim;
     const size_t  mark = ck_arena_mark(ex->arena);
-
-    ck_tensor hsum = CK_NEW(ex, B, H1, W1, E2); /* fused hidden of both heads */
-    for (int i = CK_MAX_STAGES - 1; i >= 1; i--) {
-        const ck_tensor *f = &feats[i];
-        ck_tensor        u = CK_NEW(ex, B, f->shape[1], f->shape[2], E2);
-        ck_linear(ex, &u, f, &w->dec_w[i], &w->dec_b[i], CK_ACT_NONE, NULL);
-        ck_resize_bilinear(ex, &hsum, &u, i != CK_MAX_STAGES - 1);
+    if (!ex->unfused_decode) {
+        ck_tensor hsum = CK_NEW(ex, B, H1, W1, 2 * E); /* fused hidden of both heads */
+        head_hidden(ex, w, feats, &hsum, 0, 2 * E);
+        ck_linear(ex, logits, &hsum, &w->cls_w, &w->cls_b, CK_ACT_NONE, NULL);
+    } else {
+        ck_tensor hsum = CK_NEW(ex, B, H1, W1, E); /* one head's hidden, reused by the second */
+        for (int h = 0; h < 2; h++) {
+            head_hidden(ex, w, feats, &hsum, h * E, E);
+            ck_linear(ex, logits, &hsum, &w->cls_head_w[h], &w->cls_head_b[h], CK_ACT_NONE, h ? logits : NULL);
+        }
     }
-    ck_linear(ex, &hsum, &feats[0], &w->dec_w[0], &w->dec_b[0], CK_ACT_NONE, &hsum);
-    ck_activation(ex, &hsum, &hsum, CK_ACT_RELU);
-    ck_linear(ex, logits, &hsum, &w->cls_w, &w->cls_b, CK_ACT_NONE, NULL);
     ck_arena_reset(ex->arena, mark);
 }

@@ -73,6 +73,7 @@ typedef struct ck_weights {
      * The classifier is block-diagonal: (1+3, 2E) → logits channel 0 alpha, 1..3 fg. */
     ck_tensor dec_w[CK_MAX_STAGES], dec_b[CK_MAX_STAGES];
     ck_tensor cls_w, cls_b;       /* (4, 2E), (4) */
+    ck_tensor cls_head_w[2], cls_head_b[2]; /* per head (alpha, fg): (4, E), (4), other head's rows 0 */
     ck_tensor stem_w, stem_b;     /* (H, 7, 3, 3), (H) */
     ck_tensor stem_gn_w, stem_gn_b;
     ck_res_w  res[CK_MAX_REF_BLOCKS];
@@ -100,13 +101,13 @@ void      ck_weights_free(ck_weights *w);
 typedef struct ck_model_out {
     ck_tensor f[CK_MAX_STAGES]; /* encoder features (B, S/4/2^i, .., C_i); valid when kept */
     ck_tensor logits;           /* (B, S/4, S/4, 4): channel 0 alpha, 1..3 fg */
-    ck_tensor logits_up;        /* (B, S, S, 4) */
-    ck_tensor delta_raw;        /* (B, S, S, 4): refiner output before ×10·refiner_scale (kept only) */
+    ck_tensor logits_up;        /* (B, S, S, 4); kept only (else transient, data NULL) */
+    ck_tensor delta_raw;        /* (B, S, S, 4): refiner output before ×10·refiner_scale; kept only */
     ck_tensor out;              /* (B, S, S, 4): σ(logits_up + delta): alpha, fg R, G, B */
 } ck_model_out;
 
-/* Runs (or plans, when ex->planning) the whole network on x (B, S, S, 4), float32, already in ex's
- * arena; out->out is float32 whatever the activation dtype.
+/* Runs (or plans, when ex->planning) the whole network on x (B, S, S, 4), float32 or ex's activation
+ * dtype, already in ex's arena; out->out is float32 whatever the activation dtype.
  * keep != 0 keeps every intermediate alive (debugging and parity tests). */
 void ck_model_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
                       float refiner_scale, int use_refiner, int keep, ck_model_out *out);
@@ -118,6 +119,11 @@ void ck_decoder_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
                         const ck_tensor feats[CK_MAX_STAGES], const ck_tensor *logits);
 void ck_refiner_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
                         const ck_tensor *logits_up, const ck_tensor *delta_raw);
+/* The refiner in two full-size activation buffers instead of three (see refiner.c), with logits_up
+ * recomputed from the coarse logits (B, S/4, S/4, 4) where needed: out (B, S, S, 4) float32 ←
+ * σ(up(logits) + delta_scale · final(...)). Equal to ck_refiner_forward + ck_sigmoid_add. */
+void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
+                             const ck_tensor *logits, const ck_tensor *out, float delta_scale);
 /* Same result, computed per tile (tile×tile owned pixels, `halo` margin) with GroupNorm statistics
  * frozen from a full-image pass; equal to the untiled refiner when halo ≥ 31. */
 void ck_refiner_forward_tiled(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,

@@ -2,8 +2,15 @@
  * ref: CorridorKeyModule/core/model_transformer.py CNNRefinerModule.
  * Input: normalized RGB (x[..., 0:3]) and the coarse probabilities σ(logits_up) → 7 channels.
  * stem: conv3×3 → GN → ReLU; res_d (d = 1, 2, 4, 8): ReLU(GN2(conv2(ReLU(GN1(conv1(x))))) + x);
- * final 1×1 conv. Output delta_raw is before the ×10 (and refiner_scale), applied by the caller. */
+ * final 1×1 conv. Output delta_raw is before the ×10 (and refiner_scale), applied by the caller.
+ *
+ * Memory: at S = 2048 one 64-channel buffer is 512 MiB in fp16, so the refiner decides the peak. The
+ * plain path holds three (residual stream a, t, u); the slim path holds two: conv2 is written over its
+ * own input t in bands of rows (see conv_banded_inplace), the 7-channel input lives where t goes later,
+ * and the band staging buffers in the not yet written float32 output. */
 #include "model/model.h"
+
+#include <stdlib.h>
 
 /* One GroupNorm's statistics slot: (B, groups, 2) float32 inside the (n_gn, B, groups, 2) block. */
 static ck_tensor stats_slot(const ck_tensor *all, int i) {
@@ -11,35 +18,101 @@ static ck_tensor stats_slot(const ck_tensor *all, int i) {
     return ck_tensor_make((float *)all->data + i * per, CK_DTYPE_F32, 3, (int64_t[]){all->shape[1], all->shape[2], 2});
 }
 
-/* x (B,h,w,≥3) and logits_up (B,h,w,4) → delta_raw (B,h,w,4). With `stats` (2·blocks+1, B, groups, 2):
- * frozen → each GroupNorm reads its slot; else each writes its slot. */
+/* Rows [y0, y0 + n) of an NHWC tensor with B = 1, as a view. */
+static ck_tensor rows_view(const ck_tensor *t, int64_t y0, int64_t n) {
+    CK_ASSERT(t->ndim == 4 && t->shape[0] == 1 && y0 >= 0 && y0 + n <= t->shape[1]);
+    const size_t row = ck_tensor_nbytes(t) / (size_t)t->shape[1];
+    return ck_tensor_make((uint8_t *)t->data + (size_t)y0 * row, t->dtype, 4,
+                          (int64_t[]){1, n, t->shape[2], t->shape[3]});
+}
+
+/* t ← conv3×3(t, dilation d, padding d) in place, `band` output rows at a time. Band k is computed from
+ * the rows [y0 − d, y1 + d) of t (a view; symmetric zero padding, so the d rows at each end of the view
+ * that are not at the image border come out wrong and are dropped) into staging buffer k mod 2; it is
+ * copied back into t only after band k + 1, which still reads its last d rows, has been computed
+ * (band ≥ d, so band k + 2 no longer reads it). The result equals the out-of-place convolution: every
+ * kept output row sees the same input rows, in the same order. */
+static void conv_banded_inplace(ck_exec *ex, const ck_tensor *t, const ck_tensor *wt, const ck_tensor *bias, int d,
+                                const ck_tensor stg[2], int band) {
+    const int64_t H = t->shape[1];
+    CK_ASSERT(band >= d && stg[0].shape[1] >= band + 2 * d);
+    int64_t prev_y0 = -1, prev_off = 0, prev_n = 0;
+    int     k       = 0;
+    for (int64_t y0 = 0; y0 < H; y0 += band, k++) {
+        const int64_t y1 = y0 + band < H ? y0 + band : H;
+        const int64_t ya = y0 - d > 0 ? y0 - d : 0, yb = y1 + d < H ? y1 + d : H;
+        ck_tensor     in  = rows_view(t, ya, yb - ya);
+        ck_tensor     out = rows_view(&stg[k & 1], 0, yb - ya);
+        ck_conv2d(ex, &out, &in, wt, bias, 1, d, d);
+        if (prev_y0 >= 0) ck_copy_rect(ex, t, (int)prev_y0, 0, &stg[(k - 1) & 1], (int)prev_off, 0, (int)prev_n, (int)t->shape[2]);
+        prev_y0 = y0, prev_off = y0 - ya, prev_n = y1 - y0;
+    }
+    ck_copy_rect(ex, t, (int)prev_y0, 0, &stg[(k - 1) & 1], (int)prev_off, 0, (int)prev_n, (int)t->shape[2]);
+}
+
+/* Rows per band of the in-place conv2 for an image of height H and width W: as many as let the two
+ * staging buffers fit in `room` bytes (the float32 output, not yet written while the refiner runs), at
+ * least 64 so that the halo rows stay a small overhead. 0 = do not band (one band would cover the
+ * image). CK_REFINER_BAND overrides (tests). */
+static int band_rows(const ck_config *cfg, int64_t H, int64_t W, size_t elem, size_t room) {
+    const char   *env  = getenv("CK_REFINER_BAND");
+    const int64_t dmax = 1 << (cfg->ref_blocks - 1);
+    int64_t       band = (int64_t)(room / (2 * (size_t)W * cfg->ref_hidden * elem)) - 2 * dmax;
+    if (band < 64) band = 64;
+    if (env && atoi(env) > 0) band = atoi(env);
+    if (band < dmax) band = dmax;
+    return band >= H ? 0 : (int)band;
+}
+
+#define GN_STATS(i) (st ? &st[i] : NULL)
+
+/* stem: in (B,H,W,7) → a (B,H,W,Hd). `st` (2·blocks+1 slots) receives or (frozen) supplies the
+ * GroupNorm statistics; NULL: plain GroupNorm. */
+static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
+                         const ck_tensor *a, const ck_tensor *st, int frozen) {
+    ck_conv2d(ex, a, in, &w->stem_w, &w->stem_b, 1, 1, 1);
+    ck_groupnorm(ex, a, a, &w->stem_gn_w, &w->stem_gn_b, cfg->ref_groups, cfg->gn_eps, NULL, CK_ACT_RELU, GN_STATS(0),
+                 frozen);
+}
+
+/* Residual blocks on the stream a (B,H,W,Hd). t is scratch of a's shape; u is scratch of a's shape, or
+ * NULL, and then each conv2 runs banded in place over t with the staging buffers `stg`. */
+static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *a,
+                           const ck_tensor *t, const ck_tensor *u, const ck_tensor stg[2], int band,
+                           const ck_tensor *st, int frozen) {
+    const int groups = cfg->ref_groups;
+    for (int r = 0; r < cfg->ref_blocks; r++) {
+        const ck_res_w *rw = &w->res[r];
+        const int       d  = 1 << r;
+        ck_conv2d(ex, t, a, &rw->conv1_w, &rw->conv1_b, 1, d, d);
+        ck_groupnorm(ex, t, t, &rw->gn1_w, &rw->gn1_b, groups, cfg->gn_eps, NULL, CK_ACT_RELU, GN_STATS(1 + 2 * r),
+                     frozen);
+        const ck_tensor *c2 = u;
+        if (u) ck_conv2d(ex, u, t, &rw->conv2_w, &rw->conv2_b, 1, d, d);
+        else conv_banded_inplace(ex, t, &rw->conv2_w, &rw->conv2_b, d, stg, band), c2 = t;
+        ck_groupnorm(ex, a, c2, &rw->gn2_w, &rw->gn2_b, groups, cfg->gn_eps, a, CK_ACT_RELU, GN_STATS(2 + 2 * r),
+                     frozen);
+    }
+}
+#undef GN_STATS
+
+/* x (B,h,w,≥3) and logits_up (B,h,w,4) → delta_raw (B,h,w,4), three full buffers. With `stats`
+ * (2·blocks+1, B, groups, 2): frozen → each GroupNorm reads its slot; else each writes its slot. */
 static void refiner_run(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
                         const ck_tensor *logits_up, const ck_tensor *delta_raw, const ck_tensor *stats, int frozen) {
     const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], Hd = cfg->ref_hidden;
-    const int     groups = cfg->ref_groups;
-    const size_t  mark   = ck_arena_mark(ex->arena);
+    const size_t  mark = ck_arena_mark(ex->arena);
     ck_tensor     st[2 * CK_MAX_REF_BLOCKS + 1];
     for (int i = 0; stats && i < 2 * cfg->ref_blocks + 1; i++) st[i] = stats_slot(stats, i);
-#define GN_STATS(i) (stats ? &st[i] : NULL)
+    const ck_tensor *stp = stats ? st : NULL;
 
     ck_tensor in = CK_NEW(ex, B, H, W, 7); /* [rgb_norm(3), σ(alpha logit), σ(fg logits)(3)] */
     ck_concat_sigmoid(ex, &in, x, 3, logits_up);
     ck_tensor a = CK_NEW(ex, B, H, W, Hd); /* residual stream */
     ck_tensor t = CK_NEW(ex, B, H, W, Hd);
     ck_tensor u = CK_NEW(ex, B, H, W, Hd);
-    ck_conv2d(ex, &a, &in, &w->stem_w, &w->stem_b, 1, 1, 1);
-    ck_groupnorm(ex, &a, &a, &w->stem_gn_w, &w->stem_gn_b, groups, cfg->gn_eps, NULL, CK_ACT_RELU, GN_STATS(0), frozen);
-    for (int r = 0; r < cfg->ref_blocks; r++) {
-        const ck_res_w *rw = &w->res[r];
-        const int       d  = 1 << r;
-        ck_conv2d(ex, &t, &a, &rw->conv1_w, &rw->conv1_b, 1, d, d);
-        ck_groupnorm(ex, &t, &t, &rw->gn1_w, &rw->gn1_b, groups, cfg->gn_eps, NULL, CK_ACT_RELU, GN_STATS(1 + 2 * r),
-                     frozen);
-        ck_conv2d(ex, &u, &t, &rw->conv2_w, &rw->conv2_b, 1, d, d);
-        ck_groupnorm(ex, &a, &u, &rw->gn2_w, &rw->gn2_b, groups, cfg->gn_eps, &a, CK_ACT_RELU, GN_STATS(2 + 2 * r),
-                     frozen);
-    }
-#undef GN_STATS
+    refiner_stem(ex, cfg, w, &in, &a, stp, frozen);
+    refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, stp, frozen);
     ck_linear(ex, delta_raw, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     ck_arena_reset(ex->arena, mark);
 }
@@ -47,6 +120,50 @@ static void refiner_run(ck_exec *ex, const ck_config *cfg, const ck_weights *w, 
 void ck_refiner_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
                         const ck_tensor *logits_up, const ck_tensor *delta_raw) {
     refiner_run(ex, cfg, w, x, logits_up, delta_raw, NULL, 0);
+}
+
+/* Arena: a, then in the space t takes later: logits_up (float32) and the 7-channel input (for the
+ * stem), then t, then logits_up again (for the final sum). The band staging buffers live in `out`,
+ * which is written only by the final 1×1 convolution (when they fit; else they follow t). */
+void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
+                             const ck_tensor *logits, const ck_tensor *out, float delta_scale) {
+    const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], Hd = cfg->ref_hidden;
+    const int64_t dmax = 1 << (cfg->ref_blocks - 1);
+    const size_t  es = ck_dtype_size(ex->dtype), out_bytes = ck_tensor_nbytes(out);
+    const int     band = B == 1 ? band_rows(cfg, H, W, es, out_bytes) : 0;
+    const size_t  mark = ck_arena_mark(ex->arena);
+    CK_ASSERT(out->dtype == CK_DTYPE_F32 && out->shape[1] == H && out->shape[2] == W && out->shape[3] == 4);
+
+    ck_tensor    a       = CK_NEW(ex, B, H, W, Hd); /* residual stream */
+    const size_t after_a = ck_arena_mark(ex->arena);
+    ck_tensor    up      = CK_NEW_DT(ex, CK_DTYPE_F32, B, H, W, 4);
+    ck_tensor    in      = CK_NEW(ex, B, H, W, 7); /* [rgb_norm(3), σ(alpha logit), σ(fg logits)(3)] */
+    ck_resize_bilinear(ex, &up, logits, 0);
+    ck_concat_sigmoid(ex, &in, x, 3, &up);
+    refiner_stem(ex, cfg, w, &in, &a, NULL, 0);
+    ck_arena_reset(ex->arena, after_a);
+
+    ck_tensor t = CK_NEW(ex, B, H, W, Hd);
+    if (band) {
+        const int64_t stg_rows = band + 2 * dmax;
+        const size_t  stg_bytes = (size_t)stg_rows * W * Hd * es;
+        uint8_t      *base = 2 * stg_bytes <= out_bytes ? (uint8_t *)out->data
+                                                        : (uint8_t *)CK_NEW(ex, 2 * stg_rows * W * Hd).data;
+        ck_tensor     stg[2];
+        for (int i = 0; i < 2; i++)
+            stg[i] = ck_tensor_make(base + i * stg_bytes, ex->dtype, 4, (int64_t[]){1, stg_rows, W, Hd});
+        refiner_blocks(ex, cfg, w, &a, &t, NULL, stg, band, NULL, 0);
+    } else {
+        ck_tensor u = CK_NEW(ex, B, H, W, Hd);
+        refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, NULL, 0);
+    }
+    ck_linear(ex, out, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL); /* delta_raw, into out */
+    ck_arena_reset(ex->arena, after_a);
+
+    up = CK_NEW_DT(ex, CK_DTYPE_F32, B, H, W, 4);
+    ck_resize_bilinear(ex, &up, logits, 0);
+    ck_sigmoid_add(ex, out, &up, out, delta_scale);
+    ck_arena_reset(ex->arena, mark);
 }
 
 /* Frozen GroupNorm (the MLX port's scheme, exact): one full-image pass records the statistics of all

@@ -344,6 +344,18 @@ static void stage_decoders(stager *sg, ck_weights *w, const ck_config *c) {
     if (o2) free(ab);
     if (o3) free(fw);
     if (o4) free(fb);
+    /* per-head classifiers for the unfused decoder (fused_decode off): (4, E) each, zero rows for the
+     * other head's channels, so the two head outputs are summed into the same 4-channel logits */
+    for (int h = 0; h < 2; h++) {
+        float *hw = calloc((size_t)4 * E, sizeof(float)), *hb = calloc(4, sizeof(float));
+        CK_ASSERT(hw && hb);
+        for (int r = h == 0 ? 0 : 1; r < (h == 0 ? 1 : 4); r++) {
+            for (int e = 0; e < E; e++) hw[(size_t)r * E + e] = cw[(size_t)r * 2 * E + (size_t)h * E + e];
+            hb[r] = cb[r];
+        }
+        stage(sg, &w->cls_head_w[h], hw, 1, 2, (int64_t[]){4, E});
+        stage(sg, &w->cls_head_b[h], hb, 1, 1, (int64_t[]){4});
+    }
     stage(sg, &w->cls_w, cw, 1, 2, (int64_t[]){4, 2 * E});
     stage(sg, &w->cls_b, cb, 1, 1, (int64_t[]){4});
 }
@@ -406,12 +418,17 @@ ck_status ck_weights_load(ck_weights *w, const ck_config *c, const ck_checkpoint
     stage_ck(sg, &w->final_w, src(sg, "refiner.final.weight"), 2, (int64_t[]){4, c->ref_hidden});
     stage_ck(sg, &w->final_b, src(sg, "refiner.final.bias"), 0, NULL);
 
-    /* Weight matrices (Linear, Conv2d) are stored in the backend's weight dtype; vectors and pos_embed
-     * stay float32 (model_spec: norms and biases are kept at full precision). */
+    /* Weight matrices (Linear, Conv2d) are stored in the backend's weight dtype; vectors stay float32
+     * (model_spec: norms and biases are kept at full precision). pos_embed (117 MiB in float32 at
+     * S = 2048) is stored in fp16 for an fp16 engine, whose sum with it is rounded to fp16 anyway; a
+     * bf16 engine keeps it in float32 (8 mantissa bits would add visible error). */
     for (int i = 0; i < sg->n; i++) {
         staged *s = &sg->s[i];
-        if (be->weight_dtype != CK_DTYPE_F32 && s->dst->ndim >= 2 && s->dst != &w->pos_embed)
+        if (s->dst == &w->pos_embed) {
+            if (be->weight_dtype == CK_DTYPE_F16) s->dst->dtype = CK_DTYPE_F16;
+        } else if (be->weight_dtype != CK_DTYPE_F32 && s->dst->ndim >= 2) {
             s->dst->dtype = be->weight_dtype;
+        }
     }
     /* One device block for everything that is not borrowed from the mapped file. */
     const int borrow = be->device == CK_DEVICE_CPU && be->weight_dtype == CK_DTYPE_F32;

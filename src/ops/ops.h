@@ -19,6 +19,7 @@ typedef struct ck_exec {
     int         planning; /* 1: shapes only, no op runs, arena measures */
     int         pad64;    /* attention head dim zero-padded to a multiple of 64 ("pad64") */
     int         stage_gc; /* synchronize the backend between model stages ("stage_gc") */
+    int         unfused_decode; /* decoder heads one after the other ("fused_decode" off) */
 } ck_exec;
 
 /* New activation tensor from the arena: CK_NEW(ex, B, H, W, C). */

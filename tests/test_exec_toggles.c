@@ -1,0 +1,85 @@
+/* Execution toggles change how the network is computed, not what: on the tiny fixture model at S = 128
+ * on the CPU,
+ *  - the slim forward (refiner in two full-size buffers, conv2 banded in place, logits_up transient)
+ *    equals the forward that keeps every intermediate: automatic bands, bands of 8 rows (= the largest
+ *    dilation: every band reads its neighbours' rows) and of 40 rows (a partial last band), and without
+ *    the refiner;
+ *  - the unfused decoder (fused_decode off: heads one after the other) equals the fused one. */
+#include "ctx.h"
+#include "harness.h"
+#include "io/npy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { S = 128 };
+
+static ck_ctx *open_ctx(const char *ck, int keep, int use_refiner, int fused_decode) {
+    ck_params p          = ck_params_default();
+    p.fused_decode       = fused_decode;
+    p.size               = S;
+    p.device             = CK_DEVICE_CPU;
+    p.keep_intermediates = keep;
+    p.use_refiner        = use_refiner;
+    ck_ctx *ctx          = NULL;
+    if (ck_ctx_init(&ctx, ck, &p) != CK_OK) {
+        fprintf(stderr, "init: %s\n", ck_ctx_last_error(ctx));
+        ck_ctx_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static int run(ck_ctx *ctx, const float *x, float *out) {
+    memcpy(ctx->host_x, x, sizeof(float) * S * S * 4);
+    if (ck__ctx_forward(ctx) != CK_OK) return 0;
+    memcpy(out, ctx->host_out, sizeof(float) * S * S * 4);
+    return 1;
+}
+
+int main(void) {
+    char ck[1024], xp[1024];
+    test_path(ck, sizeof ck, "CK_FIXTURES", "tiny/s128/model.safetensors");
+    test_path(xp, sizeof xp, "CK_FIXTURES", "tiny/s128/x.npy");
+    ck_npy xn;
+    ck_err err = {{0}};
+    CHECK(ck_npy_read(xp, &xn, &err) == CK_OK);
+    if (!xn.data) return test_summary();
+    float *x = malloc(sizeof(float) * S * S * 4), *ref = malloc(sizeof(float) * S * S * 4);
+    float *got = malloc(sizeof(float) * S * S * 4);
+    for (int c = 0; c < 4; c++) /* fixture NCHW → NHWC */
+        for (int i = 0; i < S * S; i++) x[i * 4 + c] = xn.data[c * S * S + i];
+    ck_npy_free(&xn);
+
+    for (int use_refiner = 1; use_refiner >= 0; use_refiner--) {
+        ck_ctx *keep = open_ctx(ck, 1, use_refiner, 1);
+        CHECK(keep && run(keep, x, ref));
+        const size_t keep_bytes = keep ? ck_ctx_activation_bytes(keep) : 0;
+        ck_ctx_free(keep);
+        const char *bands[] = {NULL, "8", "40"};
+        for (int b = 0; b < (use_refiner ? 3 : 1); b++) {
+            if (bands[b]) setenv("CK_REFINER_BAND", bands[b], 1);
+            else unsetenv("CK_REFINER_BAND");
+            ck_ctx *slim = open_ctx(ck, 0, use_refiner, 1);
+            CHECK(slim && run(slim, x, got));
+            char label[96];
+            snprintf(label, sizeof label, "slim vs keep, refiner %s, band %s", use_refiner ? "on" : "off",
+                     bands[b] ? bands[b] : "none");
+            /* same ops on the same rows; only BLAS blocking over a different row count may differ */
+            check_close(label, got, ref, (size_t)S * S * 4, 1e-6, 0.0);
+            if (slim) CHECK(ck_ctx_activation_bytes(slim) < keep_bytes);
+            ck_ctx_free(slim);
+        }
+    }
+    unsetenv("CK_REFINER_BAND");
+
+    ck_ctx *fused = open_ctx(ck, 0, 1, 1), *unfused = open_ctx(ck, 0, 1, 0);
+    CHECK(fused && run(fused, x, ref));
+    CHECK(unfused && run(unfused, x, got));
+    /* per output channel the same dot products; the GEMM's N differs (2E vs E), so allow BLAS rounding */
+    check_close("fused_decode off vs on", got, ref, (size_t)S * S * 4, 2e-6, 0.0);
+    ck_ctx_free(fused);
+    ck_ctx_free(unfused);
+    free(x), free(ref), free(got);
+    return test_summary();
+}
