@@ -147,6 +147,7 @@ void ck_ctx_free(ck_ctx *ctx) {
     if (ctx->be) {
         if (ctx->graph_ready && ctx->be->ext.graph_reset) ctx->be->ext.graph_reset(ctx->be);
         ck_weights_free(&ctx->w);
+        if (ctx->pre_dev) ctx->be->free(ctx->be, ctx->pre_dev);
         if (ctx->act_block) ctx->be->free(ctx->be, ctx->act_block);
         ctx->be->destroy(ctx->be);
     }
@@ -238,8 +239,80 @@ ck_status ck__ctx_forward(ck_ctx *ctx) {
     return st;
 }
 
+static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+/* Lays out the device buffers for frames of w × h and uploads the tap tables (once per frame size). */
+static ck_status gpu_preprocess_setup(ck_ctx *ctx, int w, int h) {
+    ck_backend         *be = ctx->be;
+    ck_preprocess_args *a  = &ctx->pre;
+    const int           S = ctx->cfg.size, Kx = ck_resize_aa_max_taps(w, S), Ky = ck_resize_aa_max_taps(h, S);
+    /* rgb (h,w,3) | hint (h,w) | tmp (h,S,4) | idx_x, w_x (S,Kx) | cnt_x (S) | idx_y, w_y (S,Ky) | cnt_y (S) */
+    const size_t sz[9] = {sizeof(float) * 3 * (size_t)w * h, sizeof(float) * (size_t)w * h,
+                          sizeof(float) * 4 * (size_t)h * S,  sizeof(int32_t) * (size_t)S * Kx,
+                          sizeof(float) * (size_t)S * Kx,     sizeof(int32_t) * S,
+                          sizeof(int32_t) * (size_t)S * Ky,   sizeof(float) * (size_t)S * Ky,
+                          sizeof(int32_t) * S};
+    size_t off[9], total = 0;
+    for (int i = 0; i < 9; i++) off[i] = total, total += align256(sz[i]);
+    const size_t in_bytes = align256((size_t)S * S * 4 * ck_dtype_size(be->act_dtype)); /* the input x */
+    uint8_t     *base;
+    if (in_bytes + total <= ctx->act_bytes) {
+        base = (uint8_t *)ctx->act_block + in_bytes;
+    } else {
+        if (total > ctx->pre_dev_bytes) {
+            if (ctx->pre_dev) be->free(be, ctx->pre_dev);
+            ctx->pre_dev       = be->alloc(be, total);
+            ctx->pre_dev_bytes = ctx->pre_dev ? total : 0;
+            if (!ctx->pre_dev)
+                return ck__fail(&ctx->err, CK_STATUS_EOOM, "cannot allocate %.1f MiB for device pre-processing",
+                                total / 1048576.0);
+        }
+        base = ctx->pre_dev;
+    }
+    int32_t *ix = malloc(sz[3]), *cx = malloc(sz[5]), *iy = malloc(sz[6]), *cy = malloc(sz[8]);
+    float   *wx = malloc(sz[4]), *wy = malloc(sz[7]);
+    ck_status st = CK_OK;
+    if (ix && cx && iy && cy && wx && wy) {
+        ck_resize_aa_taps(w, S, Kx, ix, wx, cx);
+        ck_resize_aa_taps(h, S, Ky, iy, wy, cy);
+        memset(a, 0, sizeof *a);
+        a->rgb   = (const float *)(base + off[0]);
+        a->hint  = (const float *)(base + off[1]);
+        a->tmp   = (float *)(base + off[2]);
+        a->idx_x = (const int32_t *)(base + off[3]), a->w_x = (const float *)(base + off[4]);
+        a->cnt_x = (const int32_t *)(base + off[5]);
+        a->idx_y = (const int32_t *)(base + off[6]), a->w_y = (const float *)(base + off[7]);
+        a->cnt_y = (const int32_t *)(base + off[8]);
+        a->Kx = Kx, a->Ky = Ky, a->w = w, a->h = h;
+        const void *host[6] = {ix, wx, cx, iy, wy, cy};
+        for (int i = 0; i < 6; i++) be->upload(be, base + off[3 + i], host[i], sz[3 + i]);
+        ctx->pre_w = w, ctx->pre_h = h;
+    } else {
+        st = ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
+    }
+    free(ix), free(cx), free(iy), free(cy), free(wx), free(wy);
+    return st;
+}
+
 ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint) {
     const int    S = ctx->cfg.size;
+    ck_backend  *be = ctx->be;
+    if (be->ext.preprocess && ctx->params.gpu_preprocess != 0 && hint->width == rgb->width &&
+        hint->height == rgb->height) {
+        if (rgb->width != ctx->pre_w || rgb->height != ctx->pre_h) {
+            ck_status st = gpu_preprocess_setup(ctx, rgb->width, rgb->height);
+            if (st != CK_OK) return st;
+        }
+        const size_t npx = (size_t)rgb->width * rgb->height;
+        ck_tensor    x   = input_tensor(ctx);
+        ctx->pre.x       = &x;
+        ctx->pre.input_is_linear = ctx->params.input_is_linear;
+        be->upload(be, (void *)ctx->pre.rgb, rgb->data, sizeof(float) * 3 * npx);
+        be->upload(be, (void *)ctx->pre.hint, hint->data, sizeof(float) * npx);
+        be->ext.preprocess(be, &ctx->pre);
+        ctx->pre.x = NULL;
+        return CK_OK;
+    }
     const size_t need = ck_preprocess_scratch_floats(rgb->width, rgb->height, hint->width, hint->height, S);
     if (need > ctx->pre_scratch_floats) { /* grows once per frame size, not per frame */
         free(ctx->pre_scratch);

@@ -17,8 +17,15 @@ struct ck_ctx {
     float        *host_x;    /* (S, S, 4) pre-processed input */
     float        *host_out;  /* (S, S, 4) alpha, fg */
     uint16_t     *host_x16;  /* (S, S, 4) host_x in the 16-bit activation dtype (16-bit engines) */
-    float        *pre_scratch;     /* host pre-processing workspace for frames of pre_w × pre_h */
+    float        *pre_scratch;     /* host pre-processing workspace */
     size_t        pre_scratch_floats;
+    /* device pre-processing (gpu_preprocess) for frames of pre_w × pre_h: frame, hint, the horizontal
+     * pass and the tap tables, in the activation arena behind the input when they fit (nothing else
+     * lives there before the forward starts), else in pre_dev */
+    int           pre_w, pre_h;
+    void         *pre_dev;
+    size_t        pre_dev_bytes;
+    ck_preprocess_args pre;
     int           graph_ready; /* forward captured as a CUDA graph */
     int           failed;
     ck_err        err;

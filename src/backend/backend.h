@@ -67,7 +67,26 @@ typedef void (*ck_op_copy_rect_fn)(ck_backend *be, const ck_tensor *y, int dy, i
                                    int sx, int h, int w);
 
 /* Optional capabilities (NULL in backends without them). */
+/* Frame pre-processing on the device (ck_preprocess's arithmetic; model_spec §7.2). All pointers are
+ * device memory. Taps per axis from ck_resize_aa_taps: (S, K) indices and weights, (S) counts. */
+typedef struct ck_preprocess_args {
+    const ck_tensor *x;           /* (1, S, S, 4) output, activation dtype */
+    const float     *rgb;         /* (h, w, 3) frame, float32 */
+    const float     *hint;        /* (h, w) hint at the frame size, float32 */
+    int              w, h;
+    const int32_t   *idx_x, *cnt_x; /* taps along x (w → S), Kx per output column */
+    const float     *w_x;
+    int              Kx;
+    const int32_t   *idx_y, *cnt_y; /* taps along y (h → S) */
+    const float     *w_y;
+    int              Ky;
+    float           *tmp;         /* (h, S, 4) float32: after the horizontal pass */
+    int              input_is_linear;
+} ck_preprocess_args;
+
 typedef struct ck_backend_ext {
+    /* Optional: pre-processing on the device ("gpu_preprocess"), enqueued like an op. */
+    void (*preprocess)(ck_backend *be, const ck_preprocess_args *a);
     /* CUDA Graph capture of everything enqueued between begin and end; launch replays it. */
     int (*graph_begin)(ck_backend *be);
     int (*graph_end)(ck_backend *be);
@@ -86,8 +105,8 @@ struct ck_backend {
     ck_device   device;
     void       *impl;
     /* Storage of activations and of weight matrices (Linear and Conv2d weights). Vectors (biases,
-     * norm affines) and pos_embed stay float32 in every mode; the network input and output are
-     * float32 tensors converted with the convert op. Kernels accumulate in float32. */
+     * norm affines) stay float32 in every mode, pos_embed too except in fp16; the network input is in
+     * the activation dtype, the output float32. Kernels accumulate in float32. */
     ck_dtype    act_dtype;
     ck_dtype    weight_dtype;
     /* memory (device side); alloc returns NULL on failure */

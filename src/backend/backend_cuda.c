@@ -366,6 +366,7 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     be->ext.graph_launch     = cuda_graph_launch;
     be->ext.graph_reset      = cuda_graph_reset;
     be->ext.mem_peak         = cuda_mem_peak;
+    be->ext.preprocess       = ck_preprocess_cuda;
     be->ext.mem_peak_reset   = cuda_mem_peak_reset;
     be->ext.timer_mark       = cuda_timer_mark;
     be->ext.timer_elapsed_ms = cuda_timer_elapsed_ms;

@@ -34,6 +34,13 @@
  * copy that.) */
 void ck_resize_bilinear_aa(float *dst, int dst_w, int dst_h, const float *src, int src_w, int src_h, int ch);
 
+/* The taps of ck_resize_bilinear_aa along one axis of `in` → `out` samples, for device kernels that
+ * must sum exactly as it does: output i reads cnt[i] consecutive inputs from idx[i·K] with weights
+ * w[i·K ..]; K ≥ ck_resize_aa_max_taps(in, out). Sums run as in ck_resize_bilinear_aa: out = s0·w0,
+ * then plain multiply-adds for taps 1 .. 4·⌊(n−1)/4⌋ and fused ones for the rest. */
+int  ck_resize_aa_max_taps(int in, int out);
+void ck_resize_aa_taps(int in, int out, int K, int32_t *idx, float *w, int32_t *cnt);
+
 /* OpenCV resize(INTER_LANCZOS4): 8 taps from OpenCV's interpolateLanczos4, replicate border, no
  * antialias, float intermediate. */
 void ck_resize_lanczos4(float *dst, int dst_w, int dst_h, const float *src, int src_w, int src_h, int ch);

@@ -401,6 +401,14 @@ static void resize_alloc(ck_resize_mode mode, float *dst, int dst_w, int dst_h, 
     free(ws);
 }
 
+int ck_resize_aa_max_taps(int in, int out) { return aa_max_taps(in, out); }
+
+void ck_resize_aa_taps(int in, int out, int K, int32_t *idx, float *w, int32_t *cnt) {
+    CK_ASSERT(K >= aa_max_taps(in, out));
+    ck__axis a = {out, K, idx, w, cnt};
+    taps_bilinear_aa(&a, in, out);
+}
+
 void ck_resize_bilinear_aa(float *dst, int dst_w, int dst_h, const float *src, int src_w, int src_h, int ch) {
     resize_alloc(CK_RESIZE_BILINEAR_AA, dst, dst_w, dst_h, src, src_w, src_h, ch);
 }
