@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU machine suite: build for Hopper, run the GPU tests, the attention bench, precision/parity checks
 # on a random-weight Hiera-B+ at S = 512 and 2048, and ckey timings. Logs and results go to $OUT.
-# Usage (repository root, on the GPU machine): scripts/device/gpu_suite.sh [parity|profile|bench|all]
+# Usage (repository root, on the GPU machine): scripts/device/gpu_suite.sh [parity|profile|bench|check|final|all]
+# check: parity at 512/2048 and the memory/time of the execution toggles at 512/1024/2048, plus a profile
 # (profile also runs the timings; TORCH_MODES=fp16ac,compile adds the PyTorch peers to them)
 set -uo pipefail
 what=${1:-all}
@@ -28,7 +29,7 @@ echo "build: $(( $(date +%s) - t0 )) s"
 
 echo "== ctest"
 (cd build && ctest --output-on-failure -j4 -E cuda > "$OUT/ctest.log" 2>&1; echo "ctest (non-GPU tests) rc=$?"; grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest.log")
-for t in test_cuda_ops test_cuda_model; do
+for t in test_cuda_ops test_cuda_model test_cuda_preprocess; do
     (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp ./tests/$t > "$OUT/$t.log" 2>&1; echo "$t rc=$?")
     grep -E "NOT OK|SKIP|PASS|FAIL" "$OUT/$t.log" | tail -15
 done
@@ -59,6 +60,33 @@ if [ "$what" = parity ] || [ "$what" = all ]; then
         $C /tmp/o${S}_fp32pad.npy /tmp/o${S}_fp32.npy --label "$S fp32 pad64 on vs off" --alpha-tol 1e-5 --fg-tol 1e-5
         $C /tmp/o${S}_bf16unf.npy /tmp/o${S}_bf16.npy --label "$S bf16 unfused vs fused attention"
     done
+fi
+
+if [ "$what" = check ]; then
+    echo "== parity (random-weight Hiera-B+)"
+    $B bench --checkpoint $ck --size 512 --device cpu --runs 1 --warmup 0 --dump /tmp/o512_cpu.npy | tail -1
+    for S in 512 2048; do
+        for p in fp32 fp16 bf16; do
+            $B bench --checkpoint $ck --size $S --device cuda --precision $p --runs 2 --warmup 1 --dump /tmp/o${S}_$p.npy | tail -1
+        done
+        $B bench --checkpoint $ck --size $S --device cuda --precision fp32 --slim 0 --runs 1 --warmup 0 --dump /tmp/o${S}_fp32keep.npy | tail -1
+    done
+    C="python3 tools/bench/compare_outputs.py"
+    $C /tmp/o512_fp32.npy /tmp/o512_cpu.npy --label "512 cuda fp32 vs cpu fp32" --alpha-tol 1e-4 --fg-tol 1e-4
+    for S in 512 2048; do
+        $C /tmp/o${S}_fp16.npy /tmp/o${S}_fp32.npy --label "$S fp16 vs fp32" --alpha-tol 5e-3 --fg-tol 1e-2
+        $C /tmp/o${S}_bf16.npy /tmp/o${S}_fp32.npy --label "$S bf16 vs fp32" --alpha-tol 5e-3 --fg-tol 1e-2
+        $C /tmp/o${S}_fp32keep.npy /tmp/o${S}_fp32.npy --label "$S fp32 slim vs keep" --alpha-tol 1e-6 --fg-tol 1e-6
+    done
+    echo "== toggles: memory and time (elapsed $(( $(date +%s) - start )) s)"
+    for S in 512 1024 2048; do
+        for cfg in "" "--slim 0" "--compile 0" "--precision bf16"; do
+            echo "-- S=$S fp16 $cfg"
+            $B bench --checkpoint $ck --size $S --device cuda --runs 10 --warmup 3 $cfg | tail -1
+        done
+    done
+    echo "== per-op profile at 2048 (synchronized per op, no graph)"
+    $B bench --checkpoint $ck --size 2048 --device cuda --runs 3 --warmup 1 --profile 1 2>&1 | grep -v "^ckey: info"
 fi
 
 if [ "$what" = final ]; then
