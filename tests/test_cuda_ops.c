@@ -195,21 +195,28 @@ static void test_layernorm(int64_t M, int64_t C) {
     tp_free(&x), tp_free(&g), tp_free(&b), tp_free(&y);
 }
 
-static void test_conv(int64_t B, int64_t H, int64_t W, int64_t IC, int64_t OC, int64_t KS, int stride, int pad,
-                      int dil, int bias) {
+static void test_conv_hw(int64_t B, int64_t H, int64_t W, int64_t IC, int64_t OC, int64_t KS, int stride, int pad_h,
+                         int pad_w, int dil, int bias) {
     char what[128];
-    snprintf(what, sizeof what, "conv %lldx%lldx%lldx%lld %lldx%lld/%d p%d d%d ->%lld%s", (long long)B, (long long)H,
-             (long long)W, (long long)IC, (long long)KS, (long long)KS, stride, pad, dil, (long long)OC, bias ? "+b" : "");
-    const int64_t Ho = (H + 2 * pad - dil * (KS - 1) - 1) / stride + 1, Wo = (W + 2 * pad - dil * (KS - 1) - 1) / stride + 1;
+    snprintf(what, sizeof what, "conv %lldx%lldx%lldx%lld %lldx%lld/%d p%d,%d d%d ->%lld%s", (long long)B, (long long)H,
+             (long long)W, (long long)IC, (long long)KS, (long long)KS, stride, pad_h, pad_w, dil, (long long)OC,
+             bias ? "+b" : "");
+    const int64_t Ho = (H + 2 * pad_h - dil * (KS - 1) - 1) / stride + 1;
+    const int64_t Wo = (W + 2 * pad_w - dil * (KS - 1) - 1) / stride + 1;
     tpair x = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, H, W, IC);
     tpair w = TP(K_W, F_RAND, 1.0f / sqrtf((float)(IC * KS * KS)), 0.0f, OC, IC, KS, KS);
     tpair b = {0};
     if (bias) b = TP(K_VEC, F_RAND, 0.5f, 0.0f, OC);
     tpair y = TP(K_ACT, F_OUT, 0, 0, B, Ho, Wo, OC);
-    ck_conv2d(&g_exc, &y.c, &x.c, &w.c, bias ? &b.c : NULL, stride, pad, dil);
-    ck_conv2d(&g_exg, &y.d, &x.d, &w.d, bias ? &b.d : NULL, stride, pad, dil);
+    ck_conv2d_pad(&g_exc, &y.c, &x.c, &w.c, bias ? &b.c : NULL, stride, pad_h, pad_w, dil);
+    ck_conv2d_pad(&g_exg, &y.d, &x.d, &w.d, bias ? &b.d : NULL, stride, pad_h, pad_w, dil);
     tp_compare(what, &y, 1.0);
     tp_free(&x), tp_free(&w), tp_free(&b), tp_free(&y);
+}
+
+static void test_conv(int64_t B, int64_t H, int64_t W, int64_t IC, int64_t OC, int64_t KS, int stride, int pad,
+                      int dil, int bias) {
+    test_conv_hw(B, H, W, IC, OC, KS, stride, pad, pad, dil, bias);
 }
 
 /* res_mode: 0 none, 1 separate residual, 2 y aliases the residual; inplace: y aliases x.
@@ -540,6 +547,10 @@ static void run_all(void) {
     test_conv(1, 9, 7, 16, 130, 1, 1, 0, 1, 1);
     test_conv(1, 5, 6, 32, 24, 3, 1, 1, 1, 1);
     test_conv(1, 1, 1, 4, 3, 3, 1, 1, 1, 1);
+    /* rows without padding (the refiner's banded conv2: halo rows are real rows of the view) */
+    test_conv_hw(1, 144, 256, 64, 64, 3, 1, 0, 8, 8, 1);
+    test_conv_hw(1, 40, 96, 64, 64, 3, 1, 0, 2, 2, 1);
+    test_conv_hw(1, 20, 30, 16, 24, 3, 1, 1, 0, 1, 0);
 
     test_groupnorm(1, 64, 64, 64, 8, 0, 1, CK_ACT_RELU, 0); /* stem: GN + ReLU in place */
     test_groupnorm(1, 64, 64, 64, 8, 2, 0, CK_ACT_RELU, 0); /* GN2 + residual (y = residual) + ReLU */

@@ -23,9 +23,10 @@ typedef void (*ck_op_linear_fn)(ck_backend *be, const ck_tensor *y, const ck_ten
 /* y = LayerNorm over the last dim (biased variance), affine. */
 typedef void (*ck_op_layernorm_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
                                    const ck_tensor *beta, float eps);
-/* y (B,Ho,Wo,OC) = conv2d(x (B,H,W,IC), w (OC,IC,KH,KW)) + b, zero padding, square stride/pad/dilation. */
+/* y (B,Ho,Wo,OC) = conv2d(x (B,H,W,IC), w (OC,IC,KH,KW)) + b, zero padding (pad_h rows above and below, pad_w columns left and right), square stride and
+ * dilation. */
 typedef void (*ck_op_conv2d_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
-                                const ck_tensor *b, int stride, int pad, int dilation);
+                                const ck_tensor *b, int stride, int pad_h, int pad_w, int dilation);
 /* y (B,H,W,C) = act(GroupNorm(x; groups, eps) + residual). Statistics over all H·W pixels and C/groups
  * channels of each sample. `stats` (B, groups, 2) = (mean, rstd): when `stats_frozen` they are read
  * instead of computed (tiled refiner), else written when non-NULL. residual may be NULL. */
@@ -65,6 +66,9 @@ typedef void (*ck_op_convert_fn)(ck_backend *be, const ck_tensor *y, const ck_te
 /* Copies the h×w rectangle at (sy, sx) of x (B,H,W,C) to (dy, dx) of y (B,H',W',C); same B, C, dtype. */
 typedef void (*ck_op_copy_rect_fn)(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy,
                                    int sx, int h, int w);
+
+/* y ← 0 (every byte). */
+typedef void (*ck_op_zero_fn)(ck_backend *be, const ck_tensor *y);
 
 /* Optional capabilities (NULL in backends without them). */
 /* Frame pre-processing on the device (ck_preprocess's arithmetic; model_spec §7.2). All pointers are

@@ -1,6 +1,6 @@
 /* GreenFormer forward (model_spec §1 steps 2-6).
  * ref: CorridorKeyModule/core/model_transformer.py GreenFormer.forward.
- * Arena order: the input (placed by the caller), then the outputs (out; the coarse logits; with `keep`
+ * Arena order: the input (placed by the caller), then the outputs (the coarse logits; out; with `keep`
  * also logits_up and delta_raw), then the encoder's streams and features and per-block scratch. Without
  * `keep` everything after the outputs is released once the coarse logits exist, so the refiner reuses
  * the encoder's memory, and logits_up / delta_raw are transient inside the refiner
@@ -15,8 +15,8 @@ void ck_model_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, co
     CK_ASSERT(x_in->dtype == CK_DTYPE_F32 || x_in->dtype == ex->dtype);
     /* The heads' outputs stay float32 in every precision: delta is multiplied by 10 before the sigmoid,
      * and 16-bit storage of logits and delta would put ~1e-2 errors into alpha. */
-    out->out    = CK_NEW_DT(ex, CK_DTYPE_F32, B, S, S, 4);
     out->logits = CK_NEW_DT(ex, CK_DTYPE_F32, B, G0, G0, 4);
+    out->out    = CK_NEW_DT(ex, CK_DTYPE_F32, B, S, S, 4); /* last: the slim refiner borrows its tail */
     memset(&out->logits_up, 0, sizeof out->logits_up);
     memset(&out->delta_raw, 0, sizeof out->delta_raw);
     if (keep) {

@@ -5,9 +5,9 @@
  * final 1×1 conv. Output delta_raw is before the ×10 (and refiner_scale), applied by the caller.
  *
  * Memory: at S = 2048 one 64-channel buffer is 512 MiB in fp16, so the refiner decides the peak. The
- * plain path holds three (residual stream a, t, u); the slim path holds two: conv2 is written over its
- * own input t in bands of rows (see conv_banded_inplace), the 7-channel input lives where t goes later,
- * and the band staging buffers in the not yet written float32 output. */
+ * plain path holds three (residual stream a, t, u); the slim path at large sizes holds two: conv2 writes
+ * its result a few rows above its own input, band by band (conv2_shifted), and the 7-channel input lives
+ * where t goes later. */
 #include "model/model.h"
 
 #include <stdlib.h>
@@ -26,42 +26,39 @@ static ck_tensor rows_view(const ck_tensor *t, int64_t y0, int64_t n) {
                           (int64_t[]){1, n, t->shape[2], t->shape[3]});
 }
 
-/* t ← conv3×3(t, dilation d, padding d) in place, `band` output rows at a time. Band k is computed from
- * the rows [y0 − d, y1 + d) of t (a view; symmetric zero padding, so the d rows at each end of the view
- * that are not at the image border come out wrong and are dropped) into staging buffer k mod 2; it is
- * copied back into t only after band k + 1, which still reads its last d rows, has been computed
- * (band ≥ d, so band k + 2 no longer reads it). The result equals the out-of-place convolution: every
- * kept output row sees the same input rows, in the same order. */
-static void conv_banded_inplace(ck_exec *ex, const ck_tensor *t, const ck_tensor *wt, const ck_tensor *bias, int d,
-                                const ck_tensor stg[2], int band) {
-    const int64_t H = t->shape[1];
-    CK_ASSERT(band >= d && stg[0].shape[1] >= band + 2 * d);
-    int64_t prev_y0 = -1, prev_off = 0, prev_n = 0;
-    int     k       = 0;
-    for (int64_t y0 = 0; y0 < H; y0 += band, k++) {
-        const int64_t y1 = y0 + band < H ? y0 + band : H;
-        const int64_t ya = y0 - d > 0 ? y0 - d : 0, yb = y1 + d < H ? y1 + d : H;
-        ck_tensor     in  = rows_view(t, ya, yb - ya);
-        ck_tensor     out = rows_view(&stg[k & 1], 0, yb - ya);
-        ck_conv2d(ex, &out, &in, wt, bias, 1, d, d);
-        if (prev_y0 >= 0) ck_copy_rect(ex, t, (int)prev_y0, 0, &stg[(k - 1) & 1], (int)prev_off, 0, (int)prev_n, (int)t->shape[2]);
-        prev_y0 = y0, prev_off = y0 - ya, prev_n = y1 - y0;
+/* The banded buffer of the slim refiner: `base` (1, P + H + dmax, W, Hd) holds t at rows [P, P + H),
+ * zero halo rows above it ([P − d, P), refreshed before each conv2) and below it ([P + H, P + H + dmax)).
+ * conv2 (dilation d) reads t and writes its result to rows [P − band − d, P − band − d + H): band k
+ * (output rows [y0, y1)) reads rows [P + y0 − d, P + y1 + d) of the view (real or zero halo rows, so no
+ * padding in y) and writes rows [P + y0 − band − d, P + y1 − band − d), all above what it and every
+ * later band reads (P ≥ band + dmax). No copies, no extra full-size buffer; each output row sees exactly
+ * the input rows of the out-of-place convolution. Returns the result as a view. */
+static ck_tensor conv2_shifted(ck_exec *ex, const ck_tensor *base, int64_t P, int64_t H, int band, int d,
+                               const ck_tensor *wt, const ck_tensor *bias) {
+    CK_ASSERT(P >= band + d);
+    const ck_tensor halo = rows_view(base, P - d, d);
+    ck_zero(ex, &halo);
+    const int64_t dst0 = P - band - d;
+    for (int64_t y0 = 0; y0 < H; y0 += band) {
+        const int64_t   y1  = y0 + band < H ? y0 + band : H;
+        const ck_tensor in  = rows_view(base, P + y0 - d, y1 - y0 + 2 * d);
+        const ck_tensor out = rows_view(base, dst0 + y0, y1 - y0);
+        ck_conv2d_pad(ex, &out, &in, wt, bias, 1, 0, d, d);
     }
-    ck_copy_rect(ex, t, (int)prev_y0, 0, &stg[(k - 1) & 1], (int)prev_off, 0, (int)prev_n, (int)t->shape[2]);
+    return rows_view(base, dst0, H);
 }
 
-/* Rows per band of the in-place conv2 for an image of height H and width W: as many as let the two
- * staging buffers fit in `room` bytes (the float32 output, not yet written while the refiner runs), at
- * least 64 so that the halo rows stay a small overhead. 0 = do not band (one band would cover the
- * image). CK_REFINER_BAND overrides (tests). */
+/* Rows per band at height H: P = band + dmax rows must fit in `room` bytes (the float32 output, not yet
+ * written while the refiner's blocks run, lies right before the buffer). 0 = do not band: small images
+ * (below 1024² pixels the third buffer costs little memory and bands cost time) or no room.
+ * CK_REFINER_BAND=N forces N-row bands (tests), with the P rows allocated when they do not fit. */
 static int band_rows(const ck_config *cfg, int64_t H, int64_t W, size_t elem, size_t room) {
     const char   *env  = getenv("CK_REFINER_BAND");
     const int64_t dmax = 1 << (cfg->ref_blocks - 1);
-    int64_t       band = (int64_t)(room / (2 * (size_t)W * cfg->ref_hidden * elem)) - 2 * dmax;
-    if (band < 64) band = 64;
-    if (env && atoi(env) > 0) band = atoi(env);
-    if (band < dmax) band = dmax;
-    return band >= H ? 0 : (int)band;
+    if (env && atoi(env) > 0) return atoi(env) < dmax ? (int)dmax : atoi(env);
+    const int64_t band = (int64_t)(room / ((size_t)W * cfg->ref_hidden * elem)) - dmax;
+    if (H * W < 1024 * 1024 || band < 64 || band >= H) return 0;
+    return (int)band;
 }
 
 #define GN_STATS(i) (st ? &st[i] : NULL)
@@ -76,9 +73,9 @@ static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
 }
 
 /* Residual blocks on the stream a (B,H,W,Hd). t is scratch of a's shape; u is scratch of a's shape, or
- * NULL, and then each conv2 runs banded in place over t with the staging buffers `stg`. */
+ * NULL, and then t lies at row P of the banded buffer `base` and each conv2 runs as conv2_shifted. */
 static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *a,
-                           const ck_tensor *t, const ck_tensor *u, const ck_tensor stg[2], int band,
+                           const ck_tensor *t, const ck_tensor *u, const ck_tensor *base, int64_t P, int band,
                            const ck_tensor *st, int frozen) {
     const int groups = cfg->ref_groups;
     for (int r = 0; r < cfg->ref_blocks; r++) {
@@ -87,10 +84,10 @@ static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *
         ck_conv2d(ex, t, a, &rw->conv1_w, &rw->conv1_b, 1, d, d);
         ck_groupnorm(ex, t, t, &rw->gn1_w, &rw->gn1_b, groups, cfg->gn_eps, NULL, CK_ACT_RELU, GN_STATS(1 + 2 * r),
                      frozen);
-        const ck_tensor *c2 = u;
-        if (u) ck_conv2d(ex, u, t, &rw->conv2_w, &rw->conv2_b, 1, d, d);
-        else conv_banded_inplace(ex, t, &rw->conv2_w, &rw->conv2_b, d, stg, band), c2 = t;
-        ck_groupnorm(ex, a, c2, &rw->gn2_w, &rw->gn2_b, groups, cfg->gn_eps, a, CK_ACT_RELU, GN_STATS(2 + 2 * r),
+        ck_tensor c2;
+        if (u) ck_conv2d(ex, u, t, &rw->conv2_w, &rw->conv2_b, 1, d, d), c2 = *u;
+        else c2 = conv2_shifted(ex, base, P, t->shape[1], band, d, &rw->conv2_w, &rw->conv2_b);
+        ck_groupnorm(ex, a, &c2, &rw->gn2_w, &rw->gn2_b, groups, cfg->gn_eps, a, CK_ACT_RELU, GN_STATS(2 + 2 * r),
                      frozen);
     }
 }
@@ -112,7 +109,7 @@ static void refiner_run(ck_exec *ex, const ck_config *cfg, const ck_weights *w, 
     ck_tensor t = CK_NEW(ex, B, H, W, Hd);
     ck_tensor u = CK_NEW(ex, B, H, W, Hd);
     refiner_stem(ex, cfg, w, &in, &a, stp, frozen);
-    refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, stp, frozen);
+    refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, stp, frozen);
     ck_linear(ex, delta_raw, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     ck_arena_reset(ex->arena, mark);
 }
@@ -122,46 +119,54 @@ void ck_refiner_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, 
     refiner_run(ex, cfg, w, x, logits_up, delta_raw, NULL, 0);
 }
 
-/* Arena: a, then in the space t takes later: logits_up (float32) and the 7-channel input (for the
- * stem), then t, then logits_up again (for the final sum). The band staging buffers live in `out`,
- * which is written only by the final 1×1 convolution (when they fit; else they follow t). */
+/* Two full-size buffers, t (banded, when the image is large; else t and u) and the residual stream a.
+ * logits_up (float32) and the 7-channel input live in t's memory before t is first written, and
+ * logits_up again after the last block. The banded buffer starts P rows before t, inside `out` (written
+ * only by the final 1×1 convolution) when out lies right before it in the arena. */
 void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
                              const ck_tensor *logits, const ck_tensor *out, float delta_scale) {
     const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], Hd = cfg->ref_hidden;
     const int64_t dmax = 1 << (cfg->ref_blocks - 1);
-    const size_t  es = ck_dtype_size(ex->dtype), out_bytes = ck_tensor_nbytes(out);
-    const int     band = B == 1 ? band_rows(cfg, H, W, es, out_bytes) : 0;
+    const size_t  es = ck_dtype_size(ex->dtype), row = (size_t)W * Hd * es;
     const size_t  mark = ck_arena_mark(ex->arena);
     CK_ASSERT(out->dtype == CK_DTYPE_F32 && out->shape[1] == H && out->shape[2] == W && out->shape[3] == 4);
+    const int band = B == 1 ? band_rows(cfg, H, W, es, ck_tensor_nbytes(out)) : 0;
 
-    ck_tensor    a       = CK_NEW(ex, B, H, W, Hd); /* residual stream */
-    const size_t after_a = ck_arena_mark(ex->arena);
-    ck_tensor    up      = CK_NEW_DT(ex, CK_DTYPE_F32, B, H, W, 4);
-    ck_tensor    in      = CK_NEW(ex, B, H, W, 7); /* [rgb_norm(3), σ(alpha logit), σ(fg logits)(3)] */
+    /* t's memory: [P rows borrowed from out, or allocated][t: H rows][dmax zero rows] */
+    int64_t   P = band ? band + dmax : 0;
+    ck_tensor T = CK_NEW(ex, B, H + (band ? dmax : 0), W, Hd);
+    uint8_t  *out_end = (uint8_t *)out->data + ck_tensor_nbytes(out);
+    const int borrow = band && out_end <= (uint8_t *)T.data && (uint8_t *)T.data - out_end < 4096 &&
+                       (size_t)P * row <= ck_tensor_nbytes(out);
+    if (band && !borrow) { /* forced bands at a size where out is too small or elsewhere: allocate P */
+        ck_arena_reset(ex->arena, mark);
+        T = CK_NEW(ex, B, P + H + dmax, W, Hd);
+        T = ck_tensor_make((uint8_t *)T.data + (size_t)P * row, ex->dtype, 4, (int64_t[]){B, H + dmax, W, Hd});
+    }
+    const ck_tensor base = band ? ck_tensor_make((uint8_t *)T.data - (size_t)P * row, ex->dtype, 4,
+                                                 (int64_t[]){1, P + H + dmax, W, Hd})
+                                : T;
+    const ck_tensor t = band ? rows_view(&base, P, H) : T;
+    ck_tensor       a = CK_NEW(ex, B, H, W, Hd); /* residual stream */
+
+    /* input: [rgb_norm(3), σ(logits_up)(4)], through t's memory */
+    CK_ASSERT((size_t)B * H * W * (4 * sizeof(float) + 7 * es) <= ck_tensor_nbytes(&t));
+    ck_tensor up = ck_tensor_make(t.data, CK_DTYPE_F32, 4, (int64_t[]){B, H, W, 4});
+    ck_tensor in = ck_tensor_make((uint8_t *)t.data + ck_tensor_nbytes(&up), ex->dtype, 4, (int64_t[]){B, H, W, 7});
     ck_resize_bilinear(ex, &up, logits, 0);
     ck_concat_sigmoid(ex, &in, x, 3, &up);
     refiner_stem(ex, cfg, w, &in, &a, NULL, 0);
-    ck_arena_reset(ex->arena, after_a);
 
-    ck_tensor t = CK_NEW(ex, B, H, W, Hd);
     if (band) {
-        const int64_t stg_rows = band + 2 * dmax;
-        const size_t  stg_bytes = (size_t)stg_rows * W * Hd * es;
-        uint8_t      *base = 2 * stg_bytes <= out_bytes ? (uint8_t *)out->data
-                                                        : (uint8_t *)CK_NEW(ex, 2 * stg_rows * W * Hd).data;
-        ck_tensor     stg[2];
-        for (int i = 0; i < 2; i++)
-            stg[i] = ck_tensor_make(base + i * stg_bytes, ex->dtype, 4, (int64_t[]){1, stg_rows, W, Hd});
-        refiner_blocks(ex, cfg, w, &a, &t, NULL, stg, band, NULL, 0);
+        const ck_tensor below = rows_view(&base, P + H, dmax);
+        ck_zero(ex, &below);
+        refiner_blocks(ex, cfg, w, &a, &t, NULL, &base, P, band, NULL, 0);
     } else {
         ck_tensor u = CK_NEW(ex, B, H, W, Hd);
-        refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, NULL, 0);
+        refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, NULL, 0);
     }
     ck_linear(ex, out, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL); /* delta_raw, into out */
-    ck_arena_reset(ex->arena, after_a);
-
-    up = CK_NEW_DT(ex, CK_DTYPE_F32, B, H, W, 4);
-    ck_resize_bilinear(ex, &up, logits, 0);
+    ck_resize_bilinear(ex, &up, logits, 0);                                /* t's memory is free again */
     ck_sigmoid_add(ex, out, &up, out, delta_scale);
     ck_arena_reset(ex->arena, mark);
 }

@@ -113,16 +113,21 @@ void ck_layernorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_
     RUNP(ex, "layernorm", ex->be->layernorm(ex->be, y, x, gamma, beta, eps));
 }
 
-void ck_conv2d(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-               int stride, int pad, int dilation) {
+void ck_conv2d_pad(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
+                   int stride, int pad_h, int pad_w, int dilation) {
     CK_ASSERT(x->ndim == 4 && y->ndim == 4 && w->ndim == 4);
     CK_ASSERT(w->shape[1] == x->shape[3] && w->shape[0] == y->shape[3] && x->shape[0] == y->shape[0]);
     const int64_t kh = w->shape[2], kw = w->shape[3];
-    CK_ASSERT(y->shape[1] == (x->shape[1] + 2 * pad - dilation * (kh - 1) - 1) / stride + 1);
-    CK_ASSERT(y->shape[2] == (x->shape[2] + 2 * pad - dilation * (kw - 1) - 1) / stride + 1);
+    CK_ASSERT(y->shape[1] == (x->shape[1] + 2 * pad_h - dilation * (kh - 1) - 1) / stride + 1);
+    CK_ASSERT(y->shape[2] == (x->shape[2] + 2 * pad_w - dilation * (kw - 1) - 1) / stride + 1);
     CK_ASSERT(!b || b->shape[0] == w->shape[0]);
     RUNP(ex, kh == 7 ? "conv2d 7x7/4" : kh == 3 ? "conv2d 3x3" : "conv2d",
-         ex->be->conv2d(ex->be, y, x, w, b, stride, pad, dilation));
+         ex->be->conv2d(ex->be, y, x, w, b, stride, pad_h, pad_w, dilation));
+}
+
+void ck_conv2d(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
+               int stride, int pad, int dilation) {
+    ck_conv2d_pad(ex, y, x, w, b, stride, pad, pad, dilation);
 }
 
 void ck_groupnorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta,
@@ -211,6 +216,8 @@ ck_tensor ck_new_dtype(ck_exec *ex, ck_dtype dt, int ndim, const int64_t *shape)
     ex->dtype      = saved;
     return t;
 }
+
+void ck_zero(ck_exec *ex, const ck_tensor *y) { RUNP(ex, "zero", ex->be->zero(ex->be, y)); }
 
 void ck_copy_rect(ck_exec *ex, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h, int w) {
     CK_ASSERT(x->ndim == 4 && y->ndim == 4 && x->shape[0] == y->shape[0] && x->shape[3] == y->shape[3]);

@@ -41,6 +41,9 @@ void ck_layernorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_
                   float eps);
 void ck_conv2d(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
                int stride, int pad, int dilation);
+/* Same, with pad_h rows above and below and pad_w columns left and right. */
+void ck_conv2d_pad(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
+                   int stride, int pad_h, int pad_w, int dilation);
 void ck_groupnorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta,
                   int groups, float eps, const ck_tensor *residual, ck_act act, const ck_tensor *stats,
                   int stats_frozen);
@@ -55,6 +58,7 @@ void ck_resize_bilinear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int
 void ck_activation(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, ck_act act);
 void ck_sigmoid_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
 void ck_convert(ck_exec *ex, const ck_tensor *y, const ck_tensor *x);
+void ck_zero(ck_exec *ex, const ck_tensor *y);
 void ck_copy_rect(ck_exec *ex, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h, int w);
 
 /* Per-op timing: synchronizes the backend around every op (so it perturbs what it measures, and cannot

@@ -17,6 +17,7 @@
     X(sigmoid_add)      \
     X(concat_sigmoid)   \
     X(convert)          \
-    X(copy_rect)
+    X(copy_rect)        \
+    X(zero)
 
 #endif

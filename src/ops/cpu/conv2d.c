@@ -14,7 +14,7 @@
 #define CK_CONV_BAND_PIXELS 2048 /* output pixels per SGEMM: amortizes the weight packing */
 
 void ck_conv2d_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-                   int stride, int pad, int dilation) {
+                   int stride, int pad_h, int pad_w, int dilation) {
     (void)be;
     const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], IC = x->shape[3];
     const int64_t OC = w->shape[0], KH = w->shape[2], KW = w->shape[3];
@@ -47,9 +47,9 @@ void ck_conv2d_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const
                 for (int64_t ox = 0; ox < Wo; ox++) {
                     float *cr = col + ((row - r0) * Wo + ox) * K;
                     for (int64_t ky = 0; ky < KH; ky++) {
-                        const int64_t iy = oy * stride - pad + ky * dilation;
+                        const int64_t iy = oy * stride - pad_h + ky * dilation;
                         for (int64_t kx = 0; kx < KW; kx++, cr += IC) {
-                            const int64_t ix = ox * stride - pad + kx * dilation;
+                            const int64_t ix = ox * stride - pad_w + kx * dilation;
                             if (iy >= 0 && iy < H && ix >= 0 && ix < W)
                                 memcpy(cr, xb + (iy * W + ix) * IC, sizeof(float) * (size_t)IC);
                             else

@@ -14,7 +14,7 @@ void ck_linear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const
 void ck_layernorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
                       const ck_tensor *beta, float eps);
 void ck_conv2d_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-                   int stride, int pad, int dilation);
+                   int stride, int pad_h, int pad_w, int dilation);
 void ck_groupnorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
                       const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
                       const ck_tensor *stats, int stats_frozen);
@@ -29,6 +29,7 @@ void ck_resize_bilinear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor 
 void ck_activation_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, ck_act act);
 void ck_sigmoid_add_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
 void ck_convert_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
+void ck_zero_cpu(ck_backend *be, const ck_tensor *y);
 void ck_copy_rect_cpu(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h,
                       int w);
 void ck_concat_sigmoid_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,

@@ -1,5 +1,5 @@
-/* 2-D convolution on CUDA: NHWC activations, PyTorch (OC, IC, KH, KW) weights, zero padding, square
- * stride / pad / dilation. ref: torch.nn.functional.conv2d; CPU reference ops/cpu/conv2d.c.
+/* 2-D convolution on CUDA: NHWC activations, PyTorch (OC, IC, KH, KW) weights, zero padding (pad_h
+ * rows, pad_w columns on each side), square stride and dilation. ref: torch.nn.functional.conv2d; CPU reference ops/cpu/conv2d.c.
  *
  * Implicit GEMM: Y (M = B·Ho·Wo, OC) = A (M, K) · Wtᵀ, K = KH·KW·IC ordered (ky, kx, ic) so that one
  * tap's channels are contiguous in NHWC memory. A is never materialized: each block gathers its
@@ -24,7 +24,7 @@
 #define CK_CONV_KALIGN 32 /* wt row padding = the tensor-core k chunk */
 
 struct ck_conv_geom {
-    int     H, W, IC, Ho, Wo, OC, KW, stride, pad, dil;
+    int     H, W, IC, Ho, Wo, OC, KW, stride, pad_h, pad_w, dil;
     int     K, Kp;
     int64_t M;
 };
@@ -57,8 +57,8 @@ __device__ __forceinline__ bool conv_row(const ck_conv_geom &g, const T *x, int6
     const int     r  = (int)(m - b * hw);
     const int     oy = r / g.Wo, ox = r - (r / g.Wo) * g.Wo;
     *base            = x + b * g.H * (int64_t)g.W * g.IC;
-    *iy0             = oy * g.stride - g.pad;
-    *ix0             = ox * g.stride - g.pad;
+    *iy0             = oy * g.stride - g.pad_h;
+    *ix0             = ox * g.stride - g.pad_w;
     return true;
 }
 
@@ -438,13 +438,13 @@ extern "C" void ck__conv_weight_krsc_cuda(ck_backend *be, void *dst, const ck_te
 
 /* 16-bit: cuDNN when it takes the problem (conv2d_cudnn.c, CK_CONV), else the kernel above. */
 extern "C" void ck_conv2d_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
-                               const ck_tensor *b, int stride, int pad, int dilation) {
-    if (x->dtype != CK_DTYPE_F32 && ck__conv2d_cudnn(be, y, x, w, b, stride, pad, dilation)) return;
-    ck__conv2d_kernel_cuda(be, y, x, w, b, stride, pad, dilation);
+                               const ck_tensor *b, int stride, int pad_h, int pad_w, int dilation) {
+    if (x->dtype != CK_DTYPE_F32 && ck__conv2d_cudnn(be, y, x, w, b, stride, pad_h, pad_w, dilation)) return;
+    ck__conv2d_kernel_cuda(be, y, x, w, b, stride, pad_h, pad_w, dilation);
 }
 
 extern "C" void ck__conv2d_kernel_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
-                                       const ck_tensor *b, int stride, int pad, int dilation) {
+                                       const ck_tensor *b, int stride, int pad_h, int pad_w, int dilation) {
     ck_cuda *cu = ck_cuda_of(be);
     CK_ASSERT(ck_is_float_dtype(x->dtype) && y->dtype == x->dtype && w->dtype == x->dtype);
     CK_ASSERT(!b || b->dtype == CK_DTYPE_F32);
@@ -461,7 +461,8 @@ extern "C" void ck__conv2d_kernel_cuda(ck_backend *be, const ck_tensor *y, const
     g.OC     = (int)OC;
     g.KW     = (int)KW;
     g.stride = stride;
-    g.pad    = pad;
+    g.pad_h  = pad_h;
+    g.pad_w  = pad_w;
     g.dil    = dilation;
     g.K      = (int)K;
     g.Kp     = (int)((K + CK_CONV_KALIGN - 1) / CK_CONV_KALIGN * CK_CONV_KALIGN);

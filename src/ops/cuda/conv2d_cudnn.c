@@ -8,7 +8,7 @@
  * when that device memory is freed or re-uploaded (ck__conv_cudnn_invalidate, called by the backend).
  * Math: compute type float, tensor-op math, float scaling factors; only deterministic algorithms.
  *
- * Plans, one per problem (shapes, stride, pad, dilation, dtype, bias present, 16-byte alignment of x and
+ * Plans, one per problem (shapes, stride, padding, dilation, dtype, bias present, 16-byte alignment of x and
  * y), are made on the problem's first eager call, never under capture:
  *   1. descriptors; cuDNN's output shape must equal y's;
  *   2. cudnnGetConvolutionForwardAlgorithm_v7's first deterministic algorithm; workspace = cu->scratch
@@ -42,7 +42,7 @@
 #include <cudnn.h>
 
 typedef struct conv_key {
-    int n, h, w, c, k, r, s, ho, wo, stride, pad, dil, dtype, bias, x_al16, y_al16;
+    int n, h, w, c, k, r, s, ho, wo, stride, pad_h, pad_w, dil, dtype, bias, x_al16, y_al16;
 } conv_key;
 
 enum { V_KERNEL = 0, V_CUDNN = 1, V_FUSED = 2 };
@@ -222,12 +222,12 @@ static int plan_exec(ck_backend *be, conv_plan *p, int v, const ck_tensor *y, co
 
 /* Mean milliseconds of variant v over 3 runs after one warm-up; < 0 when it fails. */
 static float plan_time(ck_backend *be, conv_plan *p, int v, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
-                       const void *wk, const ck_tensor *b, const void *b16, int stride, int pad, int dil) {
+                       const void *wk, const ck_tensor *b, const void *b16, int stride, int pad_h, int pad_w, int dil) {
     ck_cuda    *cu = ck_cuda_of(be);
     conv_cache *cc = cu->conv_cache;
     for (int it = -1; it < 3; it++) {
         if (it == 0 && cudaEventRecord(cc->ev[0], cu->stream) != cudaSuccess) goto fail;
-        if (v == V_KERNEL) ck__conv2d_kernel_cuda(be, y, x, w, b, stride, pad, dil);
+        if (v == V_KERNEL) ck__conv2d_kernel_cuda(be, y, x, w, b, stride, pad_h, pad_w, dil);
         else if (!plan_exec(be, p, v, y, x, wk, b, b16)) return -1.0f;
     }
     float ms = 0.0f;
@@ -243,7 +243,7 @@ fail:
 /* Builds, searches and times the plan of `key` (not under capture). Returns NULL only when out of host
  * memory; a plan with use = V_KERNEL records that cuDNN does not run this problem. */
 static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor *y, const ck_tensor *x,
-                            const ck_tensor *w, const ck_tensor *b, int stride, int pad, int dil) {
+                            const ck_tensor *w, const ck_tensor *b, int stride, int pad_h, int pad_w, int dil) {
     ck_cuda      *cu = ck_cuda_of(be);
     conv_cache   *cc = cu->conv_cache;
     cudnnHandle_t h  = (cudnnHandle_t)cu->cudnn;
@@ -267,7 +267,7 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
         !CUDNN_OK(cudnnSetTensor4dDescriptor(p->xd, CUDNN_TENSOR_NHWC, dt, key->n, key->c, key->h, key->w)) ||
         !CUDNN_OK(cudnnSetTensor4dDescriptor(p->yd, CUDNN_TENSOR_NHWC, dt, key->n, key->k, key->ho, key->wo)) ||
         !CUDNN_OK(cudnnSetFilter4dDescriptor(p->wd, dt, CUDNN_TENSOR_NHWC, key->k, key->c, key->r, key->s)) ||
-        !CUDNN_OK(cudnnSetConvolution2dDescriptor(p->cd, pad, pad, stride, stride, dil, dil, CUDNN_CROSS_CORRELATION,
+        !CUDNN_OK(cudnnSetConvolution2dDescriptor(p->cd, pad_h, pad_w, stride, stride, dil, dil, CUDNN_CROSS_CORRELATION,
                                                   CUDNN_DATA_FLOAT)) ||
         !CUDNN_OK(cudnnSetConvolutionMathType(p->cd, CUDNN_TENSOR_OP_MATH)) ||
         !CUDNN_OK(cudnnGetConvolution2dForwardOutputDim(p->cd, p->xd, p->wd, &on, &oc, &oh, &ow)))
@@ -329,13 +329,13 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
     }
     if (!found && !fused_ok) {
         CK_LOG_DBG("conv2d cuDNN: no algorithm for %dx%dx%dx%d k%dx%d/%d p%d d%d ->%d; using the kernel", key->n,
-                   key->h, key->w, key->c, key->r, key->s, stride, pad, dil, key->k);
+                   key->h, key->w, key->c, key->r, key->s, stride, pad_h, dil, key->k);
         return p;
     }
     /* 3. time the candidates on the stream; the fastest wins */
-    float t_cudnn = found ? plan_time(be, p, V_CUDNN, y, x, w, wk, b, b16, stride, pad, dil) : -1.0f;
-    float t_fused = fused_ok ? plan_time(be, p, V_FUSED, y, x, w, wk, b, b16, stride, pad, dil) : -1.0f;
-    float t_kern  = cu->conv_mode == CK_CONV_AUTO ? plan_time(be, p, V_KERNEL, y, x, w, wk, b, b16, stride, pad, dil)
+    float t_cudnn = found ? plan_time(be, p, V_CUDNN, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil) : -1.0f;
+    float t_fused = fused_ok ? plan_time(be, p, V_FUSED, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil) : -1.0f;
+    float t_kern  = cu->conv_mode == CK_CONV_AUTO ? plan_time(be, p, V_KERNEL, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil)
                                                   : -1.0f;
     int   best = V_KERNEL;
     float t    = -1.0f;
@@ -345,14 +345,14 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
     p->use = best;
     ck__log(cc->plan_log, "conv2d %s %dx%dx%dx%d k%dx%d/%d p%d d%d ->%d%s: cudnn algo %d %.3f ms, cudnn+bias %.3f ms%s, "
                "kernel %.3f ms -> %s",
-               ck_dtype_name((ck_dtype)key->dtype), key->n, key->h, key->w, key->c, key->r, key->s, stride, pad, dil,
+               ck_dtype_name((ck_dtype)key->dtype), key->n, key->h, key->w, key->c, key->r, key->s, stride, pad_h, dil,
                key->k, b ? "+b" : "", found ? (int)p->algo : -1, t_cudnn, t_fused, p->bias16 ? " (16-bit bias)" : "",
                t_kern, best == V_FUSED ? "cudnn+bias" : best == V_CUDNN ? "cudnn" : "kernel");
     return p;
 }
 
 int ck__conv2d_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-                     int stride, int pad, int dilation) {
+                     int stride, int pad_h, int pad_w, int dilation) {
     ck_cuda    *cu = ck_cuda_of(be);
     conv_cache *cc = cu->conv_cache;
     if (!cu->cudnn || !cc || cu->conv_mode == CK_CONV_KERNEL) return 0;
@@ -375,7 +375,8 @@ int ck__conv2d_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, con
     key.ho     = (int)y->shape[1];
     key.wo     = (int)y->shape[2];
     key.stride = stride;
-    key.pad    = pad;
+    key.pad_h  = pad_h;
+    key.pad_w  = pad_w;
     key.dil    = dilation;
     key.dtype  = (int)x->dtype;
     key.bias   = b != NULL;
@@ -388,7 +389,7 @@ int ck__conv2d_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, con
         if (!memcmp(&cc->plans[i]->key, &key, sizeof key)) p = cc->plans[i];
     if (!p) {
         if (capturing) return 0; /* no search under capture: the kernel runs this one */
-        p = plan_make(be, &key, y, x, w, b, stride, pad, dilation);
+        p = plan_make(be, &key, y, x, w, b, stride, pad_h, pad_w, dilation);
         if (!p) return 0;
     }
     if (p->use == V_KERNEL) return 0;
@@ -463,8 +464,8 @@ void ck__conv_cudnn_free(ck_backend *be) {
 #else /* !CK_HAVE_CUDNN: every convolution runs the built-in kernel */
 
 int ck__conv2d_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-                     int stride, int pad, int dilation) {
-    (void)be, (void)y, (void)x, (void)w, (void)b, (void)stride, (void)pad, (void)dilation;
+                     int stride, int pad_h, int pad_w, int dilation) {
+    (void)be, (void)y, (void)x, (void)w, (void)b, (void)stride, (void)pad_h, (void)pad_w, (void)dilation;
     return 0;
 }
 void ck__conv_cudnn_init(ck_backend *be) {

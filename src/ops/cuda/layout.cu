@@ -234,6 +234,11 @@ extern "C" void ck_maxpool2x2_cuda(ck_backend *be, const ck_tensor *y, const ck_
     CK_DISPATCH_FLOAT(x->dtype, T, maxpool<T>(cu, y, x));
 }
 
+/* ---- zero: cudaMemsetAsync (capturable) ---- */
+extern "C" void ck_zero_cuda(ck_backend *be, const ck_tensor *y) {
+    CK_CUDA_CHECK(cudaMemsetAsync(y->data, 0, ck_tensor_nbytes(y), ck_cuda_of(be)->stream));
+}
+
 /* ---- copy_rect: a rectangle of one NHWC tensor into another; rows are contiguous W·C runs, so this is a
  * strided 2-D copy per batch image (cudaMemcpy2DAsync, capturable) ---- */
 extern "C" void ck_copy_rect_cuda(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy,

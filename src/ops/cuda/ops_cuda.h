@@ -104,7 +104,7 @@ void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, cons
 void ck_layernorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
                        const ck_tensor *beta, float eps);
 void ck_conv2d_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-                    int stride, int pad, int dilation);
+                    int stride, int pad_h, int pad_w, int dilation);
 void ck_groupnorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
                        const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
                        const ck_tensor *stats, int stats_frozen);
@@ -125,19 +125,20 @@ void ck_sigmoid_add_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a,
 void ck_concat_sigmoid_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
                             const ck_tensor *b);
 void ck_convert_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
+void ck_zero_cuda(ck_backend *be, const ck_tensor *y);
 void ck_copy_rect_cuda(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h,
                        int w);
 
 /* ---- conv2d internals (conv2d.cu, conv2d_cudnn.c) ---- */
 /* The built-in implicit-GEMM kernel (every dtype). */
 void ck__conv2d_kernel_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
-                            const ck_tensor *b, int stride, int pad, int dilation);
+                            const ck_tensor *b, int stride, int pad_h, int pad_w, int dilation);
 /* dst (OC, KH, KW, IC) = w (OC, IC, KH, KW) relaid on the stream (cuDNN's NHWC filter layout). */
 void ck__conv_weight_krsc_cuda(ck_backend *be, void *dst, const ck_tensor *w);
 /* 1 when cuDNN ran the convolution (16-bit dtypes only); 0: the caller runs the built-in kernel. Never
  * allocates or searches while the stream is capturing: a problem first seen under capture returns 0. */
 int ck__conv2d_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-                     int stride, int pad, int dilation);
+                     int stride, int pad_h, int pad_w, int dilation);
 /* Backend lifetime: init reads CK_CONV and creates the handle (a failure only disables cuDNN, logged);
  * free releases handle, plans and weight copies; invalidate drops the copies derived from device memory
  * in [p, p + bytes) (called on free and upload of that memory). */
