@@ -125,6 +125,14 @@ const ck_params *ck_ctx_params(const ck_ctx *ctx);
 ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *out);
 void      ck_result_free(ck_result *res);
 
+/* ck_key_image in two stages, for pipelines that overlap frames:
+ * begin runs the network (this context, one thread at a time) and fills res->alpha and res->fg only, at
+ * the model size S (full frame) or at the frame size (tiled); finish resizes them to width × height
+ * (Lanczos-4) and post-processes into processed and comp. finish touches no context: it may run on
+ * another thread, for several frames at once. ck_key_image = begin + finish with ck_ctx_params(ctx). */
+ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res);
+ck_status ck_result_finish(const ck_params *p, int width, int height, ck_result *res);
+
 /* Network only, on an already pre-processed input x (1,S,S,4) NHWC (normalized RGB + hint).
  * Writes alpha (S*S) and fg (S*S*3, interleaved) when non-NULL. */
 ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *fg_rgb);

@@ -435,43 +435,27 @@ static ck_status key_tiled(ck_ctx *ctx, const ck_image *rgb, const float *hint, 
     return st;
 }
 
-static ck_status alloc_result(ck_ctx *ctx, ck_result *res, int w, int h) {
+/* alpha (w,h,1) and fg (w,h,3) buffers of res, zeroed struct on failure. */
+static int alloc_keyed(ck_result *res, int w, int h) {
     const size_t F = (size_t)w * h;
-    res->alpha     = (ck_image){w, h, 1, malloc(sizeof(float) * F)};
-    res->fg        = (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)};
-    res->processed = (ck_image){w, h, 4, malloc(sizeof(float) * F * 4)};
-    if (ctx->params.comp) res->comp = (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)};
-    if (!res->alpha.data || !res->fg.data || !res->processed.data || (ctx->params.comp && !res->comp.data)) {
-        ck_result_free(res);
-        return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
-    }
-    return CK_OK;
-}
-
-/* Despeckle, despill, linear premultiplied RGBA and comp from res->alpha / res->fg. */
-static ck_status finish_result(ck_ctx *ctx, ck_result *res) {
-    const ck_params *p  = &ctx->params;
-    ck_post_params   pp = {p->despill, p->despeckle, p->despeckle_size, p->comp};
-    ck_status st = ck_postprocess(res->processed.data, p->comp ? res->comp.data : NULL, res->alpha.data, res->fg.data,
-                                  res->alpha.width, res->alpha.height, &pp);
-    if (st != CK_OK) {
-        ck_result_free(res);
-        return ck__fail(&ctx->err, st, "post-processing failed");
-    }
-    return CK_OK;
-}
-
-ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res) {
-    if (!ctx || !res) return CK_STATUS_EINVAL;
-    if (ctx->failed) return CK_STATUS_EBADSTATE;
     memset(res, 0, sizeof *res);
+    res->alpha = (ck_image){w, h, 1, malloc(sizeof(float) * F)};
+    res->fg    = (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)};
+    if (res->alpha.data && res->fg.data) return 1;
+    ck_result_free(res);
+    return 0;
+}
+
+ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res) {
+    if (!ctx || !res) return CK_STATUS_EINVAL;
+    memset(res, 0, sizeof *res);
+    if (ctx->failed) return CK_STATUS_EBADSTATE;
     if (!image_ok(rgb, 3)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "input image must be a non-empty 3-channel image");
     if (!image_ok(hint, 1)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "hint must be a non-empty 1-channel image");
     const int S = ctx->cfg.size, w = rgb->width, h = rgb->height;
-    const ck_params *p = &ctx->params;
-    ck_status        st;
+    ck_status st;
 
-    if (p->tile > 0) {
+    if (ctx->params.tile > 0) {
         /* the hint at the plate's size first (bilinear, as CorridorKey when sizes differ) */
         float *hint_full = hint->data;
         if (hint->width != w || hint->height != h) {
@@ -479,14 +463,11 @@ ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, c
             if (!hint_full) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
             ck_resize_linear_cv(hint_full, w, h, hint->data, hint->width, hint->height, 1);
         }
-        st = alloc_result(ctx, res, w, h);
+        st = alloc_keyed(res, w, h) ? CK_OK : ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
         if (st == CK_OK) st = key_tiled(ctx, rgb, hint_full, res->alpha.data, res->fg.data);
         if (hint_full != hint->data) free(hint_full);
-        if (st != CK_OK) {
-            ck_result_free(res);
-            return st;
-        }
-        return finish_result(ctx, res);
+        if (st != CK_OK) ck_result_free(res);
+        return st;
     }
 
     st = ck__ctx_preprocess(ctx, rgb, hint);
@@ -496,24 +477,49 @@ ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, c
         ctx->failed = 1;
         return st;
     }
-
+    if (!alloc_keyed(res, S, S)) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", S, S);
     const size_t P = (size_t)S * S;
-    float       *a = malloc(sizeof(float) * P), *fg = malloc(sizeof(float) * P * 3);
-    if (!a || !fg || alloc_result(ctx, res, w, h) != CK_OK) {
-        free(a);
-        free(fg);
-        return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
-    }
+    float       *a = res->alpha.data, *fg = res->fg.data;
     for (size_t i = 0; i < P; i++) {
         const float *o = ctx->host_out + 4 * i;
         a[i] = o[0], fg[3 * i] = o[1], fg[3 * i + 1] = o[2], fg[3 * i + 2] = o[3];
     }
-    /* back to the frame size with OpenCV's Lanczos-4, as CorridorKey's CLI path */
-    ck_resize_lanczos4(res->alpha.data, w, h, a, S, S, 1);
-    ck_resize_lanczos4(res->fg.data, w, h, fg, S, S, 3);
-    free(a);
-    free(fg);
-    return finish_result(ctx, res);
+    return CK_OK;
+}
+
+ck_status ck_result_finish(const ck_params *p, int w, int h, ck_result *res) {
+    if (!p || !res || w <= 0 || h <= 0 || !res->alpha.data || !res->fg.data) return CK_STATUS_EINVAL;
+    if (res->alpha.width != w || res->alpha.height != h) {
+        /* back to the frame size with OpenCV's Lanczos-4, as CorridorKey's CLI path */
+        ck_result sized;
+        if (!alloc_keyed(&sized, w, h)) return CK_STATUS_EOOM;
+        ck_resize_lanczos4(sized.alpha.data, w, h, res->alpha.data, res->alpha.width, res->alpha.height, 1);
+        ck_resize_lanczos4(sized.fg.data, w, h, res->fg.data, res->fg.width, res->fg.height, 3);
+        ck_result_free(res);
+        *res = sized;
+    }
+    const size_t F = (size_t)w * h;
+    free(res->processed.data), free(res->comp.data);
+    res->processed = (ck_image){w, h, 4, malloc(sizeof(float) * F * 4)};
+    res->comp      = p->comp ? (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)} : (ck_image){0, 0, 0, NULL};
+    if (!res->processed.data || (p->comp && !res->comp.data)) {
+        ck_result_free(res);
+        return CK_STATUS_EOOM;
+    }
+    ck_post_params pp = {p->despill, p->despeckle, p->despeckle_size, p->comp};
+    ck_status      st = ck_postprocess(res->processed.data, p->comp ? res->comp.data : NULL, res->alpha.data,
+                                       res->fg.data, w, h, &pp);
+    if (st != CK_OK) ck_result_free(res);
+    return st;
+}
+
+ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res) {
+    ck_status st = ck_key_image_begin(ctx, rgb, hint, res);
+    if (st != CK_OK) return st;
+    st = ck_result_finish(&ctx->params, rgb->width, rgb->height, res);
+    if (st != CK_OK) return ck__fail(&ctx->err, st, "post-processing of a %dx%d frame failed (out of memory)", rgb->width,
+                                     rgb->height);
+    return CK_OK;
 }
 
 void ck_result_free(ck_result *res) {
