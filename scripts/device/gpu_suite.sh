@@ -6,6 +6,8 @@
 # (profile also runs the timings; TORCH_MODES=fp16ac,compile adds the PyTorch peers to them)
 set -uo pipefail
 what=${1:-all}
+extra=" ${*:2} "   # further modes after the first: e.g. `gpu_suite.sh check clip4k sweep quality doctor`
+has() { [ "$what" = "$1" ] || [[ "$extra" == *" $1 "* ]]; }
 OUT=${OUT:-/tmp/ckey-out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/suite.log") 2>&1
@@ -20,10 +22,16 @@ if [ -d carry/deps ] && ! ls /usr/include/x86_64-linux-gnu/cblas.h /usr/include/
     export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:${LD_LIBRARY_PATH:-}
     echo "using carried OpenBLAS"
 fi
+exr=""
+if [ -d carry/deps/usr/include/OpenEXR ] && ! ls /usr/include/OpenEXR/openexr.h > /dev/null 2>&1; then
+    exr="-DCK_EXR_ROOT=$PWD/carry/deps"
+    export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+    echo "using carried OpenEXR (C API)"
+fi
 gen=""
 command -v ninja >/dev/null && gen="-G Ninja"
 t0=$(date +%s)
-cmake -S . -B build $gen -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $blas > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
+cmake -S . -B build $gen -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $blas $exr > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
 cmake --build build -j16 > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -30; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 
@@ -123,3 +131,65 @@ if [ "$what" = bench ] || [ "$what" = all ] || [ "$what" = profile ]; then
     python3 tools/bench/peer_gpu.py --checkpoint $ck --sizes 512,1024,2048 --ckey $B --torch-modes "${TORCH_MODES:-}" \
         --configs "${CKEY_CONFIGS:-fp32,bf16,fp16,bf16 no-graph,bf16 no-pad64,bf16 unfused-attn}" --out "$OUT" | tail -40
 fi
+
+if has slim; then
+    echo "== slim (banded refiner) vs keep: memory and time, fp16"
+    for S in 512 1024 2048; do
+        for cfg in "" "--slim 0"; do
+            echo "-- S=$S $cfg"
+            $B bench --checkpoint $ck --size $S --device cuda --runs 10 --warmup 3 $cfg | tail -1
+        done
+    done
+    echo "== per-op profile at 2048 (synchronized per op, no graph); cuDNN plan choices"
+    CK_CONV=auto $B bench --checkpoint $ck --size 2048 --device cuda --runs 3 --warmup 1 --profile 1 2>&1 | grep -v "^ckey: info: \(model\|cuda\|cpu\)"
+fi
+
+if has clip4k; then
+    echo "== 4K clip end to end (elapsed $(( $(date +%s) - start )) s)"
+    c=/tmp/clip4k
+    rm -rf $c && $B plates --out $c/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
+    mkdir -p $c/Plate $c/AlphaHint
+    for i in $(seq 0 47); do
+        j=$(printf %04d $((i % 8)))
+        ln -sf $c/gen/Plate/$j.png $c/Plate/$(printf %05d $i).png
+        ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$(printf %05d $i).png
+    done
+    ls $c/Plate | wc -l
+    $B bench --checkpoint $ck --size 2048 --device cuda --runs 10 --warmup 3 | tail -1
+    for w in 4 8; do
+        rm -rf $c/out
+        echo "-- ckey key, 48 frames 3840x2160 (16-bit PNG), S=2048, all four passes, --workers $w"
+        /usr/bin/time -v $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out \
+            --workers $w --json 2> $OUT/clip4k_w$w.time | grep -E '"completed"|"failed"'
+        grep -E "Maximum resident|Elapsed" $OUT/clip4k_w$w.time
+        ls $c/out/Matte | wc -l; du -sh $c/out
+    done
+    rm -rf $c/out
+    echo "-- same, EXR compression none (writing cost)"
+    $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out --exr-compression none \
+        --json 2> /dev/null | grep -E '"completed"|"failed"'
+    rm -rf $c
+fi
+
+if has sweep; then
+    echo "== ckey bench sweeps (elapsed $(( $(date +%s) - start )) s)"
+    $B bench --sweep ablation --resolution 512 1024 2048 --warmup 3 --runs 10 --device cuda --checkpoint $ck \
+        --tiled 768/64 512/64 512/128 1024/64 --md $OUT/sweep_ablation.md --json $OUT/sweep_ablation.json 2>&1 | tail -60
+    $B bench --sweep isolate --resolution 2048 --warmup 2 --runs 5 --device cuda --checkpoint $ck \
+        --md $OUT/sweep_isolate.md --json $OUT/sweep_isolate.json 2>&1 | tail -20
+fi
+
+if has quality; then
+    echo "== quality on plates at 2048 (elapsed $(( $(date +%s) - start )) s)"
+    $B quality --checkpoint $ck --size 2048x2048 --count 3 --model-size 2048 --device cuda \
+        --configs full,tile768/64,tile512/64,full@fp32,full@bf16,full-norefiner --md $OUT/quality.md --json $OUT/quality.json 2>&1 | tail -30
+fi
+
+if has doctor; then
+    echo "== ckey doctor"
+    mkdir -p ~/.cache/ckey
+    [ -f $OUT/sweep_ablation.json ] && cp $OUT/sweep_ablation.json ~/.cache/ckey/bench.json
+    $B doctor 2>&1 | tail -30
+    $B doctor --json > $OUT/doctor.json 2>&1
+fi
+echo "suite done in $(( $(date +%s) - start )) s"
