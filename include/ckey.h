@@ -144,6 +144,19 @@ size_t ck_ctx_weight_bytes(const ck_ctx *ctx);
 size_t      ck_ctx_device_peak_bytes(const ck_ctx *ctx);
 const char *ck_ctx_device_name(const ck_ctx *ctx);
 
+/* CUDA devices visible to this process (for `ckey doctor`, presets, reports). The count is 0 when the
+ * build has no CUDA support, or there is no driver or device; it never fails. ck_cuda_device_info
+ * creates the device's context to read its free memory (a one-off cost of a few hundred ms). */
+typedef struct ck_device_info {
+    char   name[256];
+    size_t total_bytes, free_bytes;
+    int    cc_major, cc_minor;  /* compute capability */
+    int    multiprocessors;
+    int    integrated;          /* 1: shares the host's memory (Jetson-, Grace-class unified memory) */
+} ck_device_info;
+int       ck_cuda_device_count(void);
+ck_status ck_cuda_device_info(int index, ck_device_info *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,7 @@
 #include "io/image.h"
 #include "core/tensor.h"
 
+#include <omp.h>
 #include <openexr.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -304,16 +305,22 @@ ck_status ck__exr_read(const char *path, ck_image *img, int *bit_depth, ck_err *
     return st; /* ck_image_read releases img on failure */
 }
 
-/* ---- write ---- */
+/* ---- write ----
+ * Chunks (16 or 32 scanlines for PXR24 / ZIP) are converted and compressed in parallel: each OpenMP
+ * thread runs its own encode pipeline on its own write context with the same header, whose output goes
+ * nowhere (the library holds a context's lock for a whole exr_encoding_run, so threads sharing one
+ * context would take turns); the pipeline's write step keeps the compressed bytes, and the real context
+ * then writes the chunks in order. Compression dominates the cost of a 4K frame's passes (seconds on
+ * one thread). */
 
 typedef struct exr_writer {
-    const ck__image_job  *job;
-    ck_err               *err;
-    exr_msgbuf            mb;
-    exr_context_t         ctx;
-    exr_encode_pipeline_t enc;
-    int                   enc_init;
-    uint16_t             *planes; /* one chunk, planar half: C planes of lines_per_chunk * W */
+    const ck__image_job *job;
+    ck_err              *err;
+    exr_msgbuf           mb;
+    exr_context_t        ctx;
+    int                  part, lpc, nchunks;
+    uint8_t            **chunk_data; /* (nchunks) compressed bytes of each chunk, in file order */
+    size_t              *chunk_bytes;
 } exr_writer;
 
 static ck_status exr_wfail(exr_writer *w, exr_result_t rv, const char *what) {
@@ -321,47 +328,84 @@ static ck_status exr_wfail(exr_writer *w, exr_result_t rv, const char *what) {
                     exr_reason(&w->mb, rv));
 }
 
-static ck_status exr_encode(exr_writer *w, const char *tmp_path) {
-    static const char *const names[5][4] = {
-        {NULL}, {"Y"}, {"Y", "A"}, {"R", "G", "B"}, {"R", "G", "B", "A"}};
-    static const exr_compression_t comps[3] = {EXR_COMPRESSION_PXR24, EXR_COMPRESSION_ZIP, EXR_COMPRESSION_NONE};
-    const ck_image *img = w->job->img;
-    const int       C = img->channels, W = img->width, H = img->height;
+static const char *const k_exr_names[5][4] = {{NULL}, {"Y"}, {"Y", "A"}, {"R", "G", "B"}, {"R", "G", "B", "A"}};
+static const exr_compression_t k_exr_comps[3] = {EXR_COMPRESSION_PXR24, EXR_COMPRESSION_ZIP, EXR_COMPRESSION_NONE};
 
-    exr_context_initializer_t init = make_init(&w->mb);
-    exr_result_t              rv   = exr_start_write(&w->ctx, tmp_path, EXR_WRITE_FILE_DIRECTLY, &init);
-    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "create file");
-    int part = 0;
-    rv       = exr_add_part(w->ctx, NULL, EXR_STORAGE_SCANLINE, &part);
-    if (rv == EXR_ERR_SUCCESS) rv = exr_initialize_required_attr_simple(w->ctx, part, W, H, comps[w->job->comp]);
+/* One scanline part of half channels, header written. */
+static exr_result_t exr_define(exr_context_t ctx, const ck__image_job *job, int *part) {
+    const ck_image *img = job->img;
+    const int       C   = img->channels;
+    exr_result_t    rv  = exr_add_part(ctx, NULL, EXR_STORAGE_SCANLINE, part);
+    if (rv == EXR_ERR_SUCCESS)
+        rv = exr_initialize_required_attr_simple(ctx, *part, img->width, img->height, k_exr_comps[job->comp]);
     for (int k = 0; k < C && rv == EXR_ERR_SUCCESS; k++)
-        rv = exr_add_channel(w->ctx, part, names[C][k], EXR_PIXEL_HALF, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1);
-    if (rv == EXR_ERR_SUCCESS) rv = exr_write_header(w->ctx);
-    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "header");
+        rv = exr_add_channel(ctx, *part, k_exr_names[C][k], EXR_PIXEL_HALF, EXR_PERCEPTUALLY_LOGARITHMIC, 1, 1);
+    if (rv == EXR_ERR_SUCCESS) rv = exr_write_header(ctx);
+    return rv;
+}
 
-    int32_t lpc = 0;
-    rv          = exr_get_scanlines_per_chunk(w->ctx, part, &lpc);
-    if (rv != EXR_ERR_SUCCESS || lpc < 1) return exr_wfail(w, rv, "lines per chunk");
-    size_t plane_vals = (size_t)lpc * (size_t)W; /* lpc <= 32 for the compressions we offer */
-    w->planes         = malloc(plane_vals * (size_t)C * sizeof(uint16_t));
-    if (!w->planes) return ck__fail(w->err, CK_STATUS_EOOM, "%s: out of memory", w->job->path);
+/* The encoding contexts' stream: accepts and drops everything. */
+static int64_t exr_discard(exr_const_context_t ctx, void *user, const void *buf, uint64_t sz, uint64_t offset,
+                           exr_stream_error_func_ptr_t error_cb) {
+    (void)ctx, (void)user, (void)buf, (void)offset, (void)error_cb;
+    return (int64_t)sz;
+}
 
-    for (int y0 = 0; y0 < H; y0 += lpc) {
+/* Chunks are stashed, not written: no ordering to wait for. */
+static exr_result_t exr_ready(exr_encode_pipeline_t *enc) {
+    (void)enc;
+    return EXR_ERR_SUCCESS;
+}
+
+/* write_fn of the encode pipelines: keep a copy of the chunk's compressed bytes. */
+static exr_result_t exr_stash_chunk(exr_encode_pipeline_t *enc) {
+    exr_writer  *w   = enc->encoding_user_data;
+    const int    idx = (enc->chunk.start_y) / w->lpc;
+    const void  *src = enc->compressed_buffer ? enc->compressed_buffer : enc->packed_buffer;
+    const size_t n   = enc->compressed_buffer ? enc->compressed_bytes : enc->packed_bytes;
+    if (idx < 0 || idx >= w->nchunks || !src) return EXR_ERR_INVALID_ARGUMENT;
+    w->chunk_data[idx] = malloc(n ? n : 1);
+    if (!w->chunk_data[idx]) return EXR_ERR_OUT_OF_MEMORY;
+    memcpy(w->chunk_data[idx], src, n);
+    w->chunk_bytes[idx] = n;
+    return EXR_ERR_SUCCESS;
+}
+
+/* Converts and compresses chunks [c0, c1) with one pipeline on a private context. Returns the first
+ * library error. */
+static exr_result_t exr_encode_range(exr_writer *w, int c0, int c1) {
+    const ck_image       *img = w->job->img;
+    const int             C = img->channels, W = img->width, H = img->height;
+    const size_t          plane_vals = (size_t)w->lpc * (size_t)W;
+    uint16_t             *planes     = malloc(plane_vals * (size_t)C * sizeof(uint16_t)); /* C planes, half */
+    exr_encode_pipeline_t enc;
+    int                   enc_init = 0, part = 0;
+    exr_msgbuf            mb;
+    memset(&mb, 0, sizeof mb);
+    exr_context_initializer_t init = make_init(&mb);
+    init.write_fn                  = exr_discard;
+    exr_context_t ectx             = NULL;
+    exr_result_t  rv               = planes ? exr_start_write(&ectx, w->job->path, EXR_WRITE_FILE_DIRECTLY, &init)
+                                            : EXR_ERR_OUT_OF_MEMORY;
+    if (rv == EXR_ERR_SUCCESS) rv = exr_define(ectx, w->job, &part);
+    for (int c = c0; c < c1 && rv == EXR_ERR_SUCCESS; c++) {
+        const int        y0 = c * w->lpc;
         exr_chunk_info_t ci;
-        rv = exr_write_scanline_chunk_info(w->ctx, part, y0, &ci);
-        if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "scanline block");
-        if (ci.height < 1 || ci.height > lpc || ci.start_y != y0 || ci.width != W)
-            return ck__fail(w->err, CK_STATUS_EIO, "%s: unexpected EXR chunk layout", w->job->path);
-        if (!w->enc_init) {
-            rv = exr_encoding_initialize(w->ctx, part, &ci, &w->enc);
-            if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "encoder setup");
-            w->enc_init = 1;
-        } else {
-            rv = exr_encoding_update(w->ctx, part, &ci, &w->enc);
-            if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "encoder update");
+        rv = exr_write_scanline_chunk_info(ectx, part, y0, &ci);
+        if (rv != EXR_ERR_SUCCESS) break;
+        if (ci.height < 1 || ci.height > w->lpc || ci.start_y != y0 || ci.width != W || y0 + ci.height > H) {
+            rv = EXR_ERR_INVALID_ARGUMENT;
+            break;
         }
+        if (!enc_init) {
+            rv       = exr_encoding_initialize(ectx, part, &ci, &enc);
+            enc_init = rv == EXR_ERR_SUCCESS;
+        } else {
+            rv = exr_encoding_update(ectx, part, &ci, &enc);
+        }
+        if (rv != EXR_ERR_SUCCESS) break;
         for (int k = 0; k < C; k++) {
-            uint16_t *plane = w->planes + (size_t)k * plane_vals;
+            uint16_t *plane = planes + (size_t)k * plane_vals;
             for (int y = 0; y < ci.height; y++) {
                 const float *src = img->data + (size_t)(y0 + y) * (size_t)W * (size_t)C + (size_t)k;
                 uint16_t    *dst = plane + (size_t)y * (size_t)W;
@@ -369,29 +413,75 @@ static ck_status exr_encode(exr_writer *w, const char *tmp_path) {
             }
         }
         /* the library lists channels sorted by name: hand each one its plane by name */
-        for (int c = 0; c < w->enc.channel_count; c++) {
-            exr_coding_channel_info_t *ch = &w->enc.channels[c];
-            int                        k  = -1;
+        for (int ch = 0; ch < enc.channel_count; ch++) {
+            exr_coding_channel_info_t *info = &enc.channels[ch];
+            int                        k    = -1;
             for (int j = 0; j < C; j++)
-                if (ch->channel_name && !strcmp(ch->channel_name, names[C][j])) k = j;
-            if (k < 0)
-                return ck__fail(w->err, CK_STATUS_EIO, "%s: EXR encoder lists an unknown channel", w->job->path);
-            ch->encode_from_ptr        = (const uint8_t *)(w->planes + (size_t)k * plane_vals);
-            ch->user_pixel_stride      = 2;
-            ch->user_line_stride       = W * 2;
-            ch->user_bytes_per_element = 2;
-            ch->user_data_type         = EXR_PIXEL_HALF;
+                if (info->channel_name && !strcmp(info->channel_name, k_exr_names[C][j])) k = j;
+            if (k < 0) {
+                rv = EXR_ERR_INVALID_ARGUMENT;
+                break;
+            }
+            info->encode_from_ptr        = (const uint8_t *)(planes + (size_t)k * plane_vals);
+            info->user_pixel_stride      = 2;
+            info->user_line_stride       = W * 2;
+            info->user_bytes_per_element = 2;
+            info->user_data_type         = EXR_PIXEL_HALF;
         }
-        if (y0 == 0) {
-            rv = exr_encoding_choose_default_routines(w->ctx, part, &w->enc);
-            if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "encoder routines");
+        if (rv != EXR_ERR_SUCCESS) break;
+        if (c == c0) {
+            rv = exr_encoding_choose_default_routines(ectx, part, &enc);
+            if (rv != EXR_ERR_SUCCESS) break;
+            enc.yield_until_ready_fn = exr_ready;
+            enc.write_fn             = exr_stash_chunk;
+            enc.encoding_user_data   = w;
         }
-        rv = exr_encoding_run(w->ctx, part, &w->enc);
+        rv = exr_encoding_run(ectx, part, &enc);
+    }
+    if (enc_init) {
+        const exr_result_t r2 = exr_encoding_destroy(ectx, &enc);
+        if (rv == EXR_ERR_SUCCESS) rv = r2;
+    }
+    if (ectx) exr_finish(&ectx); /* an unfinished private context: nothing was written anywhere */
+    free(planes);
+    return rv;
+}
+
+static ck_status exr_encode(exr_writer *w, const char *tmp_path) {
+    const int H = w->job->img->height;
+
+    exr_context_initializer_t init = make_init(&w->mb);
+    exr_result_t              rv   = exr_start_write(&w->ctx, tmp_path, EXR_WRITE_FILE_DIRECTLY, &init);
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "create file");
+    rv = exr_define(w->ctx, w->job, &w->part);
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "header");
+
+    int32_t lpc = 0;
+    rv          = exr_get_scanlines_per_chunk(w->ctx, w->part, &lpc);
+    if (rv != EXR_ERR_SUCCESS || lpc < 1) return exr_wfail(w, rv, "lines per chunk");
+    w->lpc         = lpc;
+    w->nchunks     = (H + lpc - 1) / lpc;
+    w->chunk_data  = calloc((size_t)w->nchunks, sizeof *w->chunk_data);
+    w->chunk_bytes = calloc((size_t)w->nchunks, sizeof *w->chunk_bytes);
+    if (!w->chunk_data || !w->chunk_bytes) return ck__fail(w->err, CK_STATUS_EOOM, "%s: out of memory", w->job->path);
+
+    /* compression in parallel: contiguous runs of chunks per thread (one pipeline each) */
+    exr_result_t first = EXR_ERR_SUCCESS;
+#pragma omp parallel
+    {
+        const int          nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const int          c0 = (int)((int64_t)w->nchunks * t / nt), c1 = (int)((int64_t)w->nchunks * (t + 1) / nt);
+        const exr_result_t r  = c0 < c1 ? exr_encode_range(w, c0, c1) : EXR_ERR_SUCCESS;
+        if (r != EXR_ERR_SUCCESS) {
+#pragma omp critical(ck_exr_first_error)
+            if (first == EXR_ERR_SUCCESS) first = r;
+        }
+    }
+    if (first != EXR_ERR_SUCCESS) return exr_wfail(w, first, "pixel data");
+    for (int c = 0; c < w->nchunks; c++) {
+        rv = exr_write_scanline_chunk(w->ctx, w->part, c * lpc, w->chunk_data[c], w->chunk_bytes[c]);
         if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "pixel data");
     }
-    rv = exr_encoding_destroy(w->ctx, &w->enc);
-    w->enc_init = 0;
-    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "encoder teardown");
     /* exr_finish writes the chunk offset table: its failure means an unusable file */
     rv = exr_finish(&w->ctx);
     if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "offset table");
@@ -407,9 +497,10 @@ ck_status ck__exr_write(const char *tmp_path, const void *ctx, ck_err *err) {
     w->job       = job;
     w->err       = err;
     ck_status st = exr_encode(w, tmp_path);
-    if (w->enc_init) exr_encoding_destroy(w->ctx, &w->enc);
     if (w->ctx) exr_finish(&w->ctx); /* only reached on failure: the library drops the partial file */
-    free(w->planes);
+    for (int c = 0; w->chunk_data && c < w->nchunks; c++) free(w->chunk_data[c]);
+    free(w->chunk_data);
+    free(w->chunk_bytes);
     free(w);
     return st;
 }

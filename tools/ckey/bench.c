@@ -1,5 +1,15 @@
-/* `ckey bench`: times the network alone (pre-processed input in, alpha/fg out) at one size, with
- * warm-up runs, and prints one JSON object: first-run, median, min, p95 (ms), memory figures.
+/* `ckey bench`: timings and memory.
+ *
+ * Single configuration (no --sweep): times the network alone (pre-processed input already on the
+ * device) at one size and prints one JSON line: first-run, median, min, p95 (ms), memory figures.
+ *
+ * Sweeps (--sweep ablation|key|full|isolate, definitions in sweep.h): for each resolution (outer loop)
+ * every configuration of the toggles, then the tiled rows; each row on a fresh context. One timed run
+ * is one frame: ck__ctx_preprocess (where gpu_preprocess says) + ck__ctx_compute + device sync, so the
+ * pre-processing is timed in every row. Tiled rows time ck_key_image per frame. Peak memory: the
+ * context's device peak on CUDA; on the CPU each row runs in its own child process and its peak RSS is
+ * reported (the only honest per-row figure for host memory, which never shrinks within a process).
+ *
  * Median rule: the middle element of the sorted times for odd counts, the mean of the two middle
  * elements for even counts. p95: the element at index ceil(0.95·n) − 1 of the sorted times. */
 #include "ckey.h"
@@ -7,29 +17,24 @@
 #include "ctx.h"
 #include "io/npy.h"
 #include "ops/ops.h"
+#include "pipeline/tiling.h"
+#include "sweep.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#define BENCH_DEFAULT_CKPT "random:base_plus"
+#define BENCH_MAX_RES 16
 
-double ck_cli_median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double ck_cli_p95(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    int i = (int)ceil(0.95 * n) - 1;
-    return v[i < 0 ? 0 : i];
-}
+double ck_cli_median(double *v, int n) { return ck_sweep_median(v, n); }
+double ck_cli_p95(double *v, int n) { return ck_sweep_p95(v, n); }
 
 static double now_ms(void) {
     struct timespec ts;
@@ -38,17 +43,49 @@ static double now_ms(void) {
 }
 
 static void usage_bench(FILE *f) {
-    fprintf(f, "usage: ckey bench --checkpoint FILE [--size N] [--warmup N] [--runs N] [--device cpu|cuda|auto]\n"
-               "                  [--precision fp32|bf16|fp16] [--sdpa 0|1] [--pad64 0|1] [--compile 0|1]\n"
-               "                  [--stage-gc 0|1] [--slim 0|1] [--threads N] [--head-dim N] [--dump FILE.npy]\n"
-               "                  [--profile 0|1]\n"
-               "Times the network alone on a deterministic structured input and prints one JSON line:\n"
-               "first_ms (first frame after load: planning done, includes graph capture with --compile 1),\n"
-               "median_ms, min_ms, p95_ms of the forward over --runs timed runs after --warmup untimed ones\n"
-               "(defaults 3 and 10; device events on CUDA, input already on the device), e2e_median_ms\n"
-               "(upload + forward + download), activation/weight MiB, device peak MiB and host peak RSS.\n"
-               "--dump writes the last output (S, S, 4: alpha, fg R, G, B) as .npy. --profile 1 adds a\n"
-               "per-op time table (stderr) from extra synchronized runs without a CUDA graph.\n");
+    fprintf(f,
+            "usage: ckey bench [--checkpoint FILE] [--size N] [--warmup N] [--runs N] [--device cpu|cuda|auto]\n"
+            "                  [--precision fp32|bf16|fp16] [--sdpa 0|1] [--pad64 0|1] [--compile 0|1]\n"
+            "                  [--stage-gc 0|1] [--slim 0|1] [--threads N] [--head-dim N] [--dump FILE.npy]\n"
+            "                  [--profile 0|1]\n"
+            "       ckey bench --sweep ablation|key|full|isolate [--resolution N ...] [--tiled T/O ...]\n"
+            "                  [--toggles LIST] [--half fp16|bf16] [--md FILE] [--json FILE|-] [other options]\n"
+            "\n"
+            "--checkpoint: a .pth/.safetensors file, or random:base_plus (the default: Hiera-B+ with random\n"
+            "weights generated in memory, fixed seed) or random:tiny.\n"
+            "\n"
+            "Single configuration: times the network alone on a deterministic structured input and prints\n"
+            "one JSON line: first_ms (first frame after load: planning done, includes graph capture with\n"
+            "--compile 1), median_ms, min_ms, p95_ms of the forward over --runs timed runs after --warmup\n"
+            "untimed ones (defaults 3 and 10; device events on CUDA, input already on the device),\n"
+            "e2e_median_ms (upload + forward + download), activation/weight MiB, device peak MiB and host\n"
+            "peak RSS. --dump writes the last output (S, S, 4: alpha, fg R, G, B) as .npy. --profile 1 adds\n"
+            "a per-op time table (stderr) from extra synchronized runs without a CUDA graph.\n"
+            "\n"
+            "Sweeps (the seed benchmarks' definitions): toggles slim (no kept intermediates), stage_gc,\n"
+            "sdpa (fused attention), bf16 (16-bit activations vs fp32), fused_decode, gpu_preprocess,\n"
+            "compile (CUDA Graph), pad64. ablation: all on, each off alone, all off (\"baseline\"); key: the\n"
+            "seed's six rows (compile and pad64 on in the all-on row only); full: every combination;\n"
+            "isolate: all off, then each alone. Labels join the toggles that are on with \"+\".\n"
+            "  --resolution N ...    frame and model sizes, multiples of 32 (default 512), the outer loop\n"
+            "  --tiled T/O ...       add per resolution a row keying the res x res frame in T-pixel tiles with\n"
+            "                        O overlap (ck_key_image; ckey's default toggles; time per frame)\n"
+            "  --toggles LIST        comma list of the toggles to sweep (default all); the others keep ckey's\n"
+            "                        defaults or the single-configuration options given\n"
+            "  --half fp16|bf16      the precision \"bf16\" on means (default fp16: as fast as bf16 on CUDA and\n"
+            "                        within the accuracy bounds)\n"
+            "  --md FILE, --json FILE  also write the Markdown table / the JSON (header + one object per row;\n"
+            "                        `--json -` prints it instead of the table). `ckey doctor` reads\n"
+            "                        ~/.cache/ckey/bench.json when present\n"
+            "On the CPU bf16, compile and gpu_preprocess are not available and are dropped (the header says so).\n"
+            "Per row: First (the first frame after load, incl. graph capture: the first of the --warmup runs),\n"
+            "then --warmup - 1 untimed runs, then --runs timed ones: median, min, p95. A timed run is one\n"
+            "frame: pre-processing of a res x res structured RGB + hint frame + network + device sync.\n"
+            "Median: the mean of the two middle values for even n (the seed scripts took sorted[n//2]; the JSON\n"
+            "also gives that as median_upper_ms). p95: sorted[ceil(0.95 n) - 1].\n"
+            "Peak memory is measured per row on a fresh context: device peak on CUDA; on the CPU every row\n"
+            "runs in its own process and its peak RSS is reported. Speed and memory are relative to the\n"
+            "baseline row (all toggles off) of the resolution, else its first row. Progress goes to stderr.\n");
 }
 
 static double time_compute(ck_ctx *ctx) {
@@ -74,68 +111,34 @@ static int flag01(const char *opt, const char *v, int *out) {
     return 0;
 }
 
-int ck_cli_bench(int argc, char **argv) {
-    const char *ckpt   = NULL, *dump = NULL;
-    int         profile = 0;
-    ck_params   p      = ck_params_default();
-    int         warmup = 3, runs = 10;
-    p.size             = 512;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage_bench(stdout);
-            return 0;
-        }
-        if (!v) {
-            fprintf(stderr, "ckey: %s needs a value\n", a);
-            return 2;
-        }
-        i++;
-        if (!strcmp(a, "--checkpoint")) ckpt = v;
-        else if (!strcmp(a, "--size")) p.size = atoi(v);
-        else if (!strcmp(a, "--warmup")) warmup = atoi(v);
-        else if (!strcmp(a, "--runs")) runs = atoi(v);
-        else if (!strcmp(a, "--threads")) p.threads = atoi(v);
-        else if (!strcmp(a, "--head-dim")) p.head_dim = atoi(v);
-        else if (!strcmp(a, "--device")) {
-            if (!ck_cli_parse_device(v, &p.device)) return 2;
-        } else if (!strcmp(a, "--precision")) {
-            if (!ck_cli_parse_precision(v, &p.precision)) return 2;
-        } else if (!strcmp(a, "--sdpa")) {
-            if (!flag01(a, v, &p.fused_attention)) return 2;
-        } else if (!strcmp(a, "--pad64")) {
-            if (!flag01(a, v, &p.pad64)) return 2;
-        } else if (!strcmp(a, "--compile")) {
-            if (!flag01(a, v, &p.cuda_graph)) return 2;
-        } else if (!strcmp(a, "--stage-gc")) {
-            if (!flag01(a, v, &p.stage_gc)) return 2;
-        } else if (!strcmp(a, "--slim")) {
-            int slim;
-            if (!flag01(a, v, &slim)) return 2;
-            p.keep_intermediates = !slim;
-        } else if (!strcmp(a, "--dump")) {
-            dump = v;
-        } else if (!strcmp(a, "--profile")) {
-            if (!flag01(a, v, &profile)) return 2;
-            if (profile) p.cuda_graph = 0;
-        } else {
-            fprintf(stderr, "ckey: unknown bench option '%s'\n", a);
-            return 2;
-        }
-    }
-    if (!ckpt || p.size < 32 || p.size % 32 || runs < 1 || warmup < 0) {
-        usage_bench(stderr);
-        return 2;
-    }
-    ck_ctx *ctx = NULL;
-    if (ck_ctx_init(&ctx, ckpt, &p) != CK_OK) {
+typedef struct bench_opts {
+    const char   *ckpt, *dump, *md, *json;
+    ck_params     p;
+    int           warmup, runs, profile, size_set;
+    int           sweep_set;
+    ck_sweep_kind sweep;
+    int           res[BENCH_MAX_RES], n_res;
+    int           tiled[BENCH_MAX_RES][2], n_tiled;
+    ck_precision  half;
+    int           half_set;
+    unsigned      toggles;
+    int           toggles_set;
+} bench_opts;
+
+/* ---- single configuration (the original mode; scripts parse its JSON line) ---- */
+
+static int bench_single(const bench_opts *o) {
+    ck_params p   = o->p;
+    int       runs = o->runs, warmup = o->warmup;
+    ck_ctx   *ctx = NULL;
+    if (ck_ctx_init(&ctx, o->ckpt, &p) != CK_OK) {
         ck_ctx_free(ctx);
         return 1;
     }
     const int S = p.size;
     float    *x = malloc(sizeof(float) * (size_t)S * S * 4), *alpha = malloc(sizeof(float) * (size_t)S * S);
-    double   *t = malloc(sizeof(double) * (size_t)runs);
-    if (!x || !alpha || !t) {
+    double   *t = malloc(sizeof(double) * (size_t)runs), *e2e = malloc(sizeof(double) * (size_t)runs);
+    if (!x || !alpha || !t || !e2e) {
         fprintf(stderr, "ckey: out of memory\n");
         return 1;
     }
@@ -151,7 +154,6 @@ int ck_cli_bench(int argc, char **argv) {
     }
     double first = now_ms() - t0;
     for (int i = 0; i < warmup; i++) ck_run_network(ctx, x, alpha, NULL);
-    double *e2e = malloc(sizeof(double) * (size_t)runs);
     for (int i = 0; i < runs; i++) {
         double t1 = now_ms();
         ck__ctx_upload(ctx);
@@ -159,14 +161,13 @@ int ck_cli_bench(int argc, char **argv) {
         ck__ctx_download(ctx);
         e2e[i] = now_ms() - t1;
     }
-    if (profile) { /* separate pass: synchronizing per op would distort the timings above */
+    if (o->profile) { /* separate pass: synchronizing per op would distort the timings above */
         ck_ops_profile_enable(1);
         for (int i = 0; i < runs; i++) ck__ctx_compute(ctx);
         ck_ops_profile_report(stderr, runs);
         ck_ops_profile_enable(0);
     }
-    double mn = t[0];
-    for (int i = 1; i < runs; i++) mn = t[i] < mn ? t[i] : mn;
+    double mn = ck_sweep_min(t, runs);
     double med = ck_cli_median(t, runs), p95 = ck_cli_p95(t, runs), e2e_med = ck_cli_median(e2e, runs);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -175,15 +176,16 @@ int ck_cli_bench(int argc, char **argv) {
            "\"compile\": %d, \"stage_gc\": %d, \"slim\": %d, \"warmup\": %d, \"runs\": %d, "
            "\"first_ms\": %.3f, \"median_ms\": %.3f, \"min_ms\": %.3f, \"p95_ms\": %.3f, \"e2e_median_ms\": %.3f, "
            "\"activation_mib\": %.1f, \"weights_mib\": %.1f, \"device_peak_mib\": %.1f, \"peak_rss_mib\": %.1f, "
-           "\"alpha_center\": %.6f}\n",
+           "\"alpha_center\": %.6f, \"checkpoint\": \"%s\"}\n",
            S, ck_cli_device_name(ctx), ck_dtype_name(ctx->be->act_dtype), pp->fused_attention, pp->pad64, pp->cuda_graph,
            pp->stage_gc, !pp->keep_intermediates, warmup, runs, first, med, mn, p95, e2e_med,
            ck_ctx_activation_bytes(ctx) / 1048576.0, ck_ctx_weight_bytes(ctx) / 1048576.0,
-           ck_ctx_device_peak_bytes(ctx) / 1048576.0, ru.ru_maxrss / 1024.0, (double)ctx->host_out[((size_t)S * S / 2 + S / 2) * 4]);
-    if (dump) {
+           ck_ctx_device_peak_bytes(ctx) / 1048576.0, ru.ru_maxrss / 1024.0,
+           (double)ctx->host_out[((size_t)S * S / 2 + S / 2) * 4], o->ckpt);
+    if (o->dump) {
         ck_err        err      = {{0}};
         const int64_t shape[3] = {S, S, 4};
-        if (ck_npy_write(dump, ctx->host_out, 3, shape, &err) != CK_OK) return 1;
+        if (ck_npy_write(o->dump, ctx->host_out, 3, shape, &err) != CK_OK) return 1;
     }
     free(e2e);
     free(x);
@@ -191,4 +193,455 @@ int ck_cli_bench(int argc, char **argv) {
     free(t);
     ck_ctx_free(ctx);
     return 0;
+}
+
+/* ---- sweeps ---- */
+
+/* A green-screen-like frame: a soft disk subject with stripes over an unevenly lit green screen, a
+ * little deterministic grain; hint = the subject's soft coverage in [0.05, 0.95], so no tile is
+ * skipped as all-background or all-foreground and every tile of a tiled row runs the network. */
+static int make_frame(int n, ck_image *rgb, ck_image *hint) {
+    rgb->width = rgb->height = hint->width = hint->height = n;
+    rgb->channels = 3, hint->channels = 1;
+    rgb->data  = malloc(sizeof(float) * (size_t)n * n * 3);
+    hint->data = malloc(sizeof(float) * (size_t)n * n);
+    if (!rgb->data || !hint->data) return 0;
+    for (int y = 0; y < n; y++)
+        for (int x = 0; x < n; x++) {
+            const double u = (x + 0.5) / n, v = (y + 0.5) / n, r = hypot(u - 0.5, v - 0.55);
+            const double a  = 1.0 / (1.0 + exp((r - 0.3) / 0.01));   /* subject coverage */
+            const double ah = 1.0 / (1.0 + exp((r - 0.3) / 0.06));   /* rough hint */
+            const double lit = 0.85 + 0.15 * u - 0.1 * (r * r);
+            const double stripe = 0.8 + 0.2 * sin(60.0 * u + 20.0 * v);
+            const double fg[3] = {0.78 * stripe, 0.52 * stripe, 0.42 * stripe}, bg[3] = {0.12 * lit, 0.66 * lit, 0.22 * lit};
+            const size_t i = (size_t)y * n + x;
+            const unsigned h = (unsigned)(i * 2654435761u) >> 24; /* grain in [0, 255] */
+            for (int c = 0; c < 3; c++) rgb->data[3 * i + c] = (float)(a * fg[c] + (1 - a) * bg[c] + (h - 127.5) / 255.0 * 0.02);
+            hint->data[i] = (float)(0.05 + 0.9 * ah);
+        }
+    return 1;
+}
+
+/* One frame of a full-frame row: pre-processing + network + device sync (event timers on CUDA). */
+static double full_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_status *st) {
+    ck_backend *be = ctx->be;
+    if (be->ext.timer_mark) {
+        be->ext.timer_mark(be, 0);
+        *st = ck__ctx_preprocess(ctx, rgb, hint);
+        if (*st == CK_OK) *st = ck__ctx_compute(ctx);
+        be->ext.timer_mark(be, 1);
+        return be->ext.timer_elapsed_ms(be);
+    }
+    const double t0 = now_ms();
+    *st = ck__ctx_preprocess(ctx, rgb, hint);
+    if (*st == CK_OK) *st = ck__ctx_compute(ctx);
+    be->synchronize(be);
+    return now_ms() - t0;
+}
+
+/* One frame of a tiled row: ck_key_image on the whole frame (wall clock; it ends with a download). */
+static double tiled_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_status *st) {
+    ck_result    res = {0};
+    const double t0  = now_ms();
+    *st              = ck_key_image(ctx, rgb, hint, &res);
+    const double t   = now_ms() - t0;
+    ck_result_free(&res);
+    return t;
+}
+
+/* Runs one row in this process; fills everything but, on the CPU, peak_mib. */
+static void run_row(const bench_opts *o, unsigned avail, ck_sweep_row *r) {
+    ck_params p = o->p;
+    if (r->tile) {
+        p.tile = r->tile, p.tile_overlap = r->overlap;
+        p.despill = 0, p.despeckle = 0, p.comp = 0; /* time the keying, not the finishing */
+        if (o->half_set && p.device == CK_DEVICE_CUDA) p.precision = o->half;
+    } else {
+        p.size = r->res;
+        ck_sweep_apply(r->mask, avail, o->half, &p);
+    }
+    ck_image rgb = {0}, hint = {0};
+    ck_ctx  *ctx = NULL;
+    double  *t   = malloc(sizeof(double) * (size_t)o->runs);
+    if (!t || !make_frame(r->res, &rgb, &hint)) {
+        snprintf(r->error, sizeof r->error, "out of memory for a %dx%d frame", r->res, r->res);
+        goto done;
+    }
+    if (ck_ctx_init(&ctx, o->ckpt, &p) != CK_OK) {
+        snprintf(r->error, sizeof r->error, "%s", ck_ctx_last_error(ctx));
+        goto done;
+    }
+    snprintf(r->precision, sizeof r->precision, "%s", ck_dtype_name(ctx->be->act_dtype));
+    double (*frame)(ck_ctx *, const ck_image *, const ck_image *, ck_status *) = r->tile ? tiled_frame : full_frame;
+    ck_status    st = CK_OK;
+    const double t0 = now_ms();
+    frame(ctx, &rgb, &hint, &st); /* the first frame after load, graph capture included */
+    r->first_ms = now_ms() - t0;
+    for (int i = 1; i < o->warmup && st == CK_OK; i++) frame(ctx, &rgb, &hint, &st);
+    for (int i = 0; i < o->runs && st == CK_OK; i++) t[i] = frame(ctx, &rgb, &hint, &st);
+    if (st != CK_OK) {
+        snprintf(r->error, sizeof r->error, "%s", ck_ctx_last_error(ctx));
+        goto done;
+    }
+    r->min_ms          = ck_sweep_min(t, o->runs);
+    r->median_ms       = ck_sweep_median(t, o->runs);
+    r->median_upper_ms = ck_sweep_median_upper(t, o->runs);
+    r->p95_ms          = ck_sweep_p95(t, o->runs);
+    r->peak_mib        = ck_ctx_device_peak_bytes(ctx) / 1048576.0;
+    r->activation_mib  = ck_ctx_activation_bytes(ctx) / 1048576.0;
+    r->weights_mib     = ck_ctx_weight_bytes(ctx) / 1048576.0;
+    r->ok              = 1;
+done:
+    ck_ctx_free(ctx);
+    free(rgb.data), free(hint.data), free(t);
+}
+
+static int write_all(int fd, const void *buf, size_t n) {
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return 0;
+        p += w, n -= (size_t)w;
+    }
+    return 1;
+}
+
+static size_t read_all(int fd, void *buf, size_t n) {
+    char  *p   = buf;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, p + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    return got;
+}
+
+/* CPU rows: a child process per row, so its peak RSS is that row's alone. The parent never starts the
+ * engine (no OpenMP threads, no CUDA), so forking is safe. */
+static void run_row_forked(const bench_opts *o, unsigned avail, ck_sweep_row *r) {
+    int fd[2];
+    if (pipe(fd) != 0) {
+        snprintf(r->error, sizeof r->error, "pipe: %s", strerror(errno));
+        return;
+    }
+    fflush(stdout), fflush(stderr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(r->error, sizeof r->error, "fork: %s", strerror(errno));
+        close(fd[0]), close(fd[1]);
+        return;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        run_row(o, avail, r);
+        _exit(write_all(fd[1], r, sizeof *r) ? 0 : 1);
+    }
+    close(fd[1]);
+    const ck_sweep_row want = *r;
+    const size_t       got  = read_all(fd[0], r, sizeof *r);
+    close(fd[0]);
+    int           status = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {}
+    if (got != sizeof *r) {
+        *r    = want;
+        r->ok = 0;
+        if (WIFSIGNALED(status))
+            snprintf(r->error, sizeof r->error, "the row's process died (signal %d)", WTERMSIG(status));
+        else
+            snprintf(r->error, sizeof r->error, "the row's process exited (%d) without a result", WEXITSTATUS(status));
+        return;
+    }
+    r->peak_mib = ru.ru_maxrss / 1024.0; /* KiB on Linux */
+}
+
+/* One throwaway frame of the tiny model: the process's one-time CUDA start-up (module loading, library
+ * handles) would otherwise land in the first row's First alone. CPU rows run in fresh processes, each
+ * paying its own start-up, so they need none. */
+static void cuda_warmup(void) {
+    ck_params p = ck_params_default();
+    p.size      = 64;
+    p.device    = CK_DEVICE_CUDA;
+    ck_image rgb = {0}, hint = {0};
+    ck_ctx  *ctx = NULL;
+    ck_status st;
+    if (make_frame(64, &rgb, &hint) && ck_ctx_init(&ctx, "random:tiny", &p) == CK_OK) full_frame(ctx, &rgb, &hint, &st);
+    ck_ctx_free(ctx);
+    free(rgb.data), free(hint.data);
+}
+
+static void first_line(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "r");
+    buf[0]  = '\0';
+    if (!f) return;
+    if (fgets(buf, (int)n, f)) buf[strcspn(buf, "\r\n")] = '\0';
+    fclose(f);
+}
+
+static void cpu_model(char *buf, size_t n) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char  line[512];
+    snprintf(buf, n, "CPU");
+    while (f && fgets(line, sizeof line, f)) {
+        char *c = strchr(line, ':');
+        if (!strncmp(line, "model name", 10) && c) {
+            snprintf(buf, n, "%s", c + 2);
+            buf[strcspn(buf, "\r\n")] = '\0';
+            break;
+        }
+    }
+    if (f) fclose(f);
+}
+
+static int bench_sweep(const bench_opts *o) {
+    /* the device up front: the header names it, and CPU rows fork */
+    ck_device      dev = o->p.device;
+    ck_device_info di;
+    memset(&di, 0, sizeof di);
+    if (dev != CK_DEVICE_CPU) {
+        /* ckey runs on device 0, sm_80 or newer */
+        const int have = ck_cuda_device_count() > 0 && ck_cuda_device_info(0, &di) == CK_OK && di.cc_major >= 8;
+        if (!have && dev == CK_DEVICE_CUDA) {
+            fprintf(stderr, "ckey: --device cuda: no usable CUDA device (sm_80 or newer)\n");
+            return 1;
+        }
+        dev = have ? CK_DEVICE_CUDA : CK_DEVICE_CPU;
+        if (!have) fprintf(stderr, "ckey: no usable CUDA device; sweeping on the CPU\n");
+    }
+    const int cpu     = dev == CK_DEVICE_CPU;
+    unsigned  avail   = o->toggles_set ? o->toggles : CK_TOG_ALL;
+    unsigned  dropped = cpu ? avail & CK_TOG_GPU_ONLY : 0;
+    avail &= ~dropped;
+
+    unsigned masks[1u << CK_TOG_COUNT];
+    const int nc = ck_sweep_configs(o->sweep, avail, masks, (int)(sizeof masks / sizeof masks[0]));
+    const int n  = o->n_res * (nc + o->n_tiled);
+    ck_sweep_row *rows = calloc((size_t)n, sizeof *rows);
+    if (!rows) {
+        fprintf(stderr, "ckey: out of memory\n");
+        return 1;
+    }
+    int k = 0;
+    for (int ri = 0; ri < o->n_res; ri++) {
+        for (int c = 0; c < nc; c++, k++) {
+            rows[k].res  = o->res[ri];
+            rows[k].mask = masks[c];
+            ck_sweep_label(masks[c], rows[k].label, sizeof rows[k].label);
+        }
+        for (int ti = 0; ti < o->n_tiled; ti++, k++) {
+            ck_sweep_row *r = &rows[k];
+            int           ox[4096];
+            r->res = o->res[ri], r->tile = o->tiled[ti][0], r->overlap = o->tiled[ti][1];
+            const int tw = r->tile < r->res ? r->tile : r->res;
+            const int nt = ck_tile_origins(r->res, tw, r->overlap, ox, 4096);
+            r->tiles     = nt * nt;
+            snprintf(r->label, sizeof r->label, "tiled %d/%d (%d tile%s)", r->tile, r->overlap, r->tiles,
+                     r->tiles == 1 ? "" : "s");
+        }
+    }
+
+    ck_params base = o->p;
+    base.device    = dev;
+    bench_opts ro  = *o;
+    ro.p           = base;
+    ck_set_log(NULL, NULL, CK_LOG_WARN); /* per-row load messages would drown the progress lines */
+    if (!cpu) cuda_warmup();
+    for (int i = 0; i < n; i++) {
+        ck_sweep_row *r = &rows[i];
+        fprintf(stderr, "ckey: bench [%d/%d] %dx%d %s ...\n", i + 1, n, r->res, r->res, r->label);
+        if (cpu) run_row_forked(&ro, avail, r);
+        else run_row(&ro, avail, r);
+        if (r->ok)
+            fprintf(stderr, "ckey: bench [%d/%d] %dx%d %s: first %.1f ms, median %.2f ms, peak %.1f MiB (%s)\n", i + 1, n,
+                    r->res, r->res, r->label, r->first_ms, r->median_ms, r->peak_mib, r->precision);
+        else
+            fprintf(stderr, "ckey: bench [%d/%d] %dx%d %s: FAIL: %s\n", i + 1, n, r->res, r->res, r->label, r->error);
+    }
+    ck_sweep_relative(rows, n);
+
+    char date[64], commit[128], name[300];
+    const time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
+    const char *env = getenv("CKEY_COMMIT");
+    if (env && *env) snprintf(commit, sizeof commit, "%s", env);
+    else first_line("BUILD_COMMIT", commit, sizeof commit);
+    if (!commit[0]) snprintf(commit, sizeof commit, "unknown");
+    if (cpu) cpu_model(name, sizeof name);
+    else snprintf(name, sizeof name, "%s, sm_%d%d, %.1f GiB", di.name, di.cc_major, di.cc_minor, di.total_bytes / 1073741824.0);
+    ck_sweep_header h = {ck_sweep_name(o->sweep), date, cpu ? "cpu" : "cuda", name, commit, o->ckpt,
+                         !strncmp(o->ckpt, "random:", 7), o->warmup, o->runs,
+                         cpu ? "n/a" : o->half == CK_PREC_BF16 ? "bf16" : "fp16", cpu ? "rss" : "device",
+                         avail, dropped, o->p.threads};
+    int rc = 0;
+    const int json_stdout = o->json && !strcmp(o->json, "-");
+    if (!json_stdout) ck_sweep_write_md(stdout, &h, rows, n);
+    else ck_sweep_write_json(stdout, &h, rows, n);
+    if (o->md) {
+        FILE *f = fopen(o->md, "w");
+        if (f) ck_sweep_write_md(f, &h, rows, n);
+        if (!f || fclose(f) != 0) fprintf(stderr, "ckey: %s: cannot write: %s\n", o->md, strerror(errno)), rc = 1;
+    }
+    if (o->json && !json_stdout) {
+        FILE *f = fopen(o->json, "w");
+        if (f) ck_sweep_write_json(f, &h, rows, n);
+        if (!f || fclose(f) != 0) fprintf(stderr, "ckey: %s: cannot write: %s\n", o->json, strerror(errno)), rc = 1;
+    }
+    for (int i = 0; i < n; i++) rc |= !rows[i].ok;
+    free(rows);
+    return rc;
+}
+
+/* ---- options ---- */
+
+static int parse_list(int argc, char **argv, int *i, const char *opt, int (*one)(const char *, bench_opts *),
+                      bench_opts *o) {
+    int any = 0;
+    while (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0) {
+        if (!one(argv[++*i], o)) return 0;
+        any = 1;
+    }
+    if (!any) fprintf(stderr, "ckey: %s needs at least one value\n", opt);
+    return any;
+}
+
+static int one_res(const char *v, bench_opts *o) {
+    char *end;
+    long  r = strtol(v, &end, 10);
+    if (*end || r < 32 || r > 16384 || r % 32 || o->n_res == BENCH_MAX_RES) {
+        fprintf(stderr, "ckey: --resolution: '%s' is not a multiple of 32 in [32, 16384] (at most %d values)\n", v,
+                BENCH_MAX_RES);
+        return 0;
+    }
+    o->res[o->n_res++] = (int)r;
+    return 1;
+}
+
+static int one_tiled(const char *v, bench_opts *o) {
+    int t = 0, ov = 0;
+    char extra;
+    if (sscanf(v, "%d/%d%c", &t, &ov, &extra) != 2 || t < 32 || t % 32 || ov < 0 || ov >= t ||
+        o->n_tiled == BENCH_MAX_RES) {
+        fprintf(stderr, "ckey: --tiled: '%s' is not TILE/OVERLAP with TILE a multiple of 32 and 0 <= OVERLAP < TILE\n", v);
+        return 0;
+    }
+    o->tiled[o->n_tiled][0] = t, o->tiled[o->n_tiled][1] = ov, o->n_tiled++;
+    return 1;
+}
+
+static int parse_toggles(const char *v, unsigned *out) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", v);
+    *out = 0;
+    for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
+        const int t = ck_toggle_parse(s);
+        if (t < 0) {
+            fprintf(stderr, "ckey: --toggles: unknown toggle '%s' (slim, stage_gc, sdpa, bf16, fused_decode, "
+                            "gpu_preprocess, compile, pad64)\n", s);
+            return 0;
+        }
+        *out |= 1u << t;
+    }
+    return 1;
+}
+
+int ck_cli_bench(int argc, char **argv) {
+    bench_opts o;
+    memset(&o, 0, sizeof o);
+    o.p      = ck_params_default();
+    o.p.size = 512;
+    o.warmup = 3, o.runs = 10;
+    o.half   = CK_PREC_FP16;
+    int sweep_only = 0; /* an option that needs --sweep */
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage_bench(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--resolution")) {
+            if (!parse_list(argc, argv, &i, a, one_res, &o)) return 2;
+            sweep_only = 1;
+            continue;
+        }
+        if (!strcmp(a, "--tiled")) {
+            if (!parse_list(argc, argv, &i, a, one_tiled, &o)) return 2;
+            sweep_only = 1;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "ckey: %s needs a value\n", a);
+            return 2;
+        }
+        i++;
+        if (!strcmp(a, "--checkpoint")) o.ckpt = v;
+        else if (!strcmp(a, "--size")) o.p.size = atoi(v), o.size_set = 1;
+        else if (!strcmp(a, "--warmup")) o.warmup = atoi(v);
+        else if (!strcmp(a, "--runs")) o.runs = atoi(v);
+        else if (!strcmp(a, "--threads")) o.p.threads = atoi(v);
+        else if (!strcmp(a, "--head-dim")) o.p.head_dim = atoi(v);
+        else if (!strcmp(a, "--device")) {
+            if (!ck_cli_parse_device(v, &o.p.device)) return 2;
+        } else if (!strcmp(a, "--precision")) {
+            if (!ck_cli_parse_precision(v, &o.p.precision)) return 2;
+        } else if (!strcmp(a, "--sdpa")) {
+            if (!flag01(a, v, &o.p.fused_attention)) return 2;
+        } else if (!strcmp(a, "--pad64")) {
+            if (!flag01(a, v, &o.p.pad64)) return 2;
+        } else if (!strcmp(a, "--compile")) {
+            if (!flag01(a, v, &o.p.cuda_graph)) return 2;
+        } else if (!strcmp(a, "--stage-gc")) {
+            if (!flag01(a, v, &o.p.stage_gc)) return 2;
+        } else if (!strcmp(a, "--slim")) {
+            int slim;
+            if (!flag01(a, v, &slim)) return 2;
+            o.p.keep_intermediates = !slim;
+        } else if (!strcmp(a, "--dump")) {
+            o.dump = v;
+        } else if (!strcmp(a, "--profile")) {
+            if (!flag01(a, v, &o.profile)) return 2;
+            if (o.profile) o.p.cuda_graph = 0;
+        } else if (!strcmp(a, "--sweep")) {
+            if (!ck_sweep_parse(v, &o.sweep)) {
+                fprintf(stderr, "ckey: --sweep expects ablation, key, full or isolate, got '%s'\n", v);
+                return 2;
+            }
+            o.sweep_set = 1;
+        } else if (!strcmp(a, "--half")) {
+            if (strcmp(v, "fp16") && strcmp(v, "bf16")) {
+                fprintf(stderr, "ckey: --half expects fp16 or bf16, got '%s'\n", v);
+                return 2;
+            }
+            o.half = v[0] == 'b' ? CK_PREC_BF16 : CK_PREC_FP16, o.half_set = 1, sweep_only = 1;
+        } else if (!strcmp(a, "--toggles")) {
+            if (!parse_toggles(v, &o.toggles)) return 2;
+            o.toggles_set = 1, sweep_only = 1;
+        } else if (!strcmp(a, "--md")) o.md = v, sweep_only = 1;
+        else if (!strcmp(a, "--json")) o.json = v, sweep_only = 1;
+        else {
+            fprintf(stderr, "ckey: unknown bench option '%s'\n", a);
+            return 2;
+        }
+    }
+    if (!o.ckpt) o.ckpt = BENCH_DEFAULT_CKPT;
+    if (o.p.size < 32 || o.p.size % 32 || o.runs < 1 || o.warmup < 0) {
+        usage_bench(stderr);
+        return 2;
+    }
+    if (!o.sweep_set) {
+        if (sweep_only) {
+            fprintf(stderr, "ckey: --resolution, --tiled, --toggles, --half, --md and --json need --sweep\n");
+            return 2;
+        }
+        return bench_single(&o);
+    }
+    if (o.dump || o.profile) {
+        fprintf(stderr, "ckey: --dump and --profile are single-configuration options (not with --sweep)\n");
+        return 2;
+    }
+    if (!o.n_res) o.res[o.n_res++] = o.size_set ? o.p.size : 512;
+    return bench_sweep(&o);
 }

@@ -5,6 +5,12 @@
 #include "ckey.h"
 
 int         ck_cli_bench(int argc, char **argv);
+int         ck_cli_doctor(int argc, char **argv);
+/* Fills the device, precision, full frame vs tiles and toggles `ckey doctor` recommends (name "auto");
+ * returns 0 with a message for an unknown preset name. */
+int         ck_cli_apply_preset(const char *name, ck_params *p);
+int         ck_cli_plates(int argc, char **argv);
+int         ck_cli_quality(int argc, char **argv);
 int         ck_cli_parse_device(const char *v, ck_device *out);
 int         ck_cli_parse_precision(const char *v, ck_precision *out);
 const char *ck_cli_device_name(const ck_ctx *ctx);

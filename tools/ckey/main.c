@@ -2,6 +2,7 @@
  * Exit codes: 0 success, 1 runtime failure (I/O, model, device), 2 usage error. */
 #include "ckey.h"
 #include "cli.h"
+#include "pipeline.h"
 #include "ctx.h"
 #include "io/image.h"
 #include "io/sequence.h"
@@ -12,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +33,10 @@ static void usage_main(FILE *f) {
             "commands:\n"
             "  key       key one frame: plate + rough alpha hint -> Matte, FG, Processed, Comp passes\n"
             "  clip      key a CorridorKey clip folder (Input/, AlphaHint/ -> Output/), or a folder of clips\n"
-            "  bench     time the network alone at one size (JSON)\n"
+            "  bench     time the network alone at one size (JSON), or sweep the toggles (--sweep)\n"
+            "  doctor    devices, checkpoint, and the configuration this machine should use\n"
+            "  plates    write synthetic green-screen plates with exact ground truth (alpha, fg, hint)\n"
+            "  quality   score configurations (full frame, tiled, precision, refiner) against plate truth\n"
             "  version   print the version\n"
             "\n"
             "Run 'ckey <command> --help' for the options of a command.\n",
@@ -87,6 +92,8 @@ static void usage_key(FILE *f) {
             "                        native resolution, blended with linear ramps (e.g. 512, 768, 1024);\n"
             "                        tiles whose hint is all background/foreground are skipped\n"
             "  --overlap PX          tile overlap in pixels (default 64 with --tile)\n"
+            "  --preset auto         device, precision, full frame or tiles and toggles as `ckey doctor`\n"
+            "                        recommends for this machine; explicit options override it\n"
             "  --linear              the plate is linear light (converted to sRGB after resizing)\n"
             "  --refiner-scale X     scale of the refiner's correction in logit space (default 1.0;\n"
             "                        0 = coarse decoder output only)\n"
@@ -103,6 +110,8 @@ static void usage_key(FILE *f) {
             "  --no-sdpa             CUDA: unfused reference attention instead of the fused kernel\n"
             "  --pad64 / --no-pad64  CUDA: pad head_dim 56 to 64 in attention (default: on for bf16/fp16)\n"
             "  --no-compile          CUDA: do not capture the forward as a CUDA Graph\n"
+            "  --workers N           threads that post-process and write frames while the next frames are\n"
+            "                        decoded and keyed (default: a quarter of the cores, 1 to 8)\n"
             "  --stage-gc            synchronize between backbone, decoders and refiner\n"
             "  --quiet               only print errors\n"
             "  --json                machine-readable progress: one JSON object per line on stdout, with\n"
@@ -119,6 +128,7 @@ typedef struct key_opts {
     const char        *video_out; /* comma list: prores, ffv1, h264 */
     ck_exr_compression exr;
     int                quiet;
+    int                workers; /* post-processing and writing threads; 0 = ck_pipe_default_workers() */
     ck_params          p;
 } key_opts;
 
@@ -213,6 +223,8 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
     o->p   = ck_params_default();
     o->p.tile_overlap = -1; /* 64 with --tile unless given */
     o->exr = CK_EXR_PXR24;
+    for (int i = 0; i < argc; i++) /* --preset first, so explicit options override its choices */
+        if (!strcmp(argv[i], "--preset") && !ck_cli_apply_preset(i + 1 < argc ? argv[i + 1] : NULL, &o->p)) return 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -229,6 +241,7 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         else if (!strcmp(a, "--skip-existing")) o->skip_existing = 1;
         else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--video-out")) o->video_out = TAKE();
+        else if (!strcmp(a, "--preset")) i++; /* applied before this loop */
         else if (!strcmp(a, "--size")) {
             if (!parse_int(a, TAKE(), 32, 16384, &o->p.size)) return 0;
             if (o->p.size % 32) {
@@ -262,6 +275,9 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         else if (!strcmp(a, "--pad64")) o->p.pad64 = 1;
         else if (!strcmp(a, "--no-pad64")) o->p.pad64 = 0;
         else if (!strcmp(a, "--no-compile")) o->p.cuda_graph = 0;
+        else if (!strcmp(a, "--workers")) {
+            if (!parse_int(a, TAKE(), 1, 64, &o->workers)) return 0;
+        }
         else if (!strcmp(a, "--stage-gc")) o->p.stage_gc = 1;
         else if (!strcmp(a, "--quiet")) o->quiet = 1;
         else if (!strcmp(a, "--device")) {
@@ -561,6 +577,180 @@ static int cmd_clip(int argc, char **argv) {
     return rc;
 }
 
+/* State of one `ckey key` run shared by the pipeline's callbacks (pipeline.h). The reader callback runs
+ * on one thread in frame order; write on several threads; ordered and done are serialized. */
+typedef struct key_run {
+    const key_opts *o;
+    const ck_seq   *imgs, *hints;
+    int             seq, vid;
+    const char     *stem1;
+#ifdef CK_HAVE_FFMPEG
+    ck_video_reader *vin, *vhint;
+    int              want[3];
+    ck_video_writer *vw[3];
+#endif
+    int    start, count, completed;
+    double t1;
+} key_run;
+
+/* stdout carries NDJSON from several threads: one event per locked print */
+static pthread_mutex_t g_out_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void json_warning(const key_opts *o, int f, const char *msg, const char *stem) {
+    pthread_mutex_lock(&g_out_mu);
+    printf("{\"event\": \"warning\", \"frame\": %d, \"message\": ", f);
+    json_str(stdout, msg);
+    if (stem) {
+        printf(", \"stem\": ");
+        json_str(stdout, stem);
+    }
+    printf("}\n");
+    fflush(stdout);
+    pthread_mutex_unlock(&g_out_mu);
+    (void)o;
+}
+
+static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
+    key_run        *kr = user;
+    const key_opts *o  = kr->o;
+    const int       f  = fr->index;
+    ck_err          err = {{0}};
+    const char     *ipath = kr->seq ? kr->imgs->paths[f] : o->image;
+    const char     *hpath = kr->hints->n ? kr->hints->paths[f] : o->hint;
+    if (kr->seq) snprintf(fr->stem, sizeof fr->stem, "%s", kr->imgs->stems[f]);
+    else if (kr->vid) snprintf(fr->stem, sizeof fr->stem, "%05d", f);
+    else snprintf(fr->stem, sizeof fr->stem, "%s", kr->stem1);
+    ck_image rgb = {0}, hint = {0};
+#ifdef CK_HAVE_FFMPEG
+    if (kr->vid) { /* the frame is decoded even when it is skipped: the reader is sequential */
+        int eof = 0;
+        rgb     = (ck_image){ck_video_width(kr->vin), ck_video_height(kr->vin), 3,
+                         malloc(sizeof(float) * 3 * (size_t)ck_video_width(kr->vin) * ck_video_height(kr->vin))};
+        if (!rgb.data || ck_video_read(kr->vin, rgb.data, 3, &eof, &err) != CK_OK || eof) {
+            snprintf(emsg, n, "%s", eof ? "video ended early" : err.msg);
+            if (eof) snprintf(emsg, n, "%s ended at frame %d", o->image, f);
+            free(rgb.data);
+            return 0;
+        }
+        if (kr->vhint) { /* a hint video: its red channel, as CorridorKey */
+            float *t3 = malloc(sizeof(float) * 3 * (size_t)rgb.width * rgb.height);
+            hint      = (ck_image){rgb.width, rgb.height, 1, malloc(sizeof(float) * (size_t)rgb.width * rgb.height)};
+            if (!t3 || !hint.data || ck_video_read(kr->vhint, t3, 3, &eof, &err) != CK_OK || eof) {
+                free(t3), free(rgb.data), free(hint.data);
+                snprintf(emsg, n, "hint video ended early or failed to decode");
+                return 0;
+            }
+            for (size_t i = 0; i < (size_t)rgb.width * rgb.height; i++) hint.data[i] = t3[3 * i];
+            free(t3);
+            hpath = NULL;
+        }
+    }
+#endif
+    if (o->skip_existing && frame_done(o, fr->stem)) {
+        free(rgb.data), free(hint.data);
+        fr->skipped = 1;
+        if (o->json) json_warning(o, f, "already written; skipped (--skip-existing)", fr->stem);
+        return 1;
+    }
+    int ok = 1;
+    if (!rgb.data) ok = read_plate(ipath, o->p.input_is_linear, &rgb, &err) == CK_OK;
+    if (ok && hint.data) {
+        /* from the hint video */
+    } else if (ok && hpath) {
+        ok = read_hint(hpath, &hint, &err) == CK_OK;
+    } else if (ok) { /* no hint: the automatic chroma-difference fallback */
+        int blue = 0;
+        hint     = (ck_image){rgb.width, rgb.height, 1, malloc(sizeof(float) * (size_t)rgb.width * rgb.height)};
+        ok       = hint.data && ck_auto_hint(hint.data, rgb.data, rgb.width, rgb.height, &blue) == CK_OK;
+        if (ok && f == kr->start) {
+            const char *msg = blue ? "no --hint: using an automatic chroma-difference hint against the detected "
+                                     "blue screen (a fallback; a drawn or generated hint keys better)"
+                                   : "no --hint: using an automatic chroma-difference hint against the detected "
+                                     "green screen (a fallback; a drawn or generated hint keys better)";
+            if (o->json) json_warning(o, f, msg, NULL);
+            else if (!o->quiet) fprintf(stderr, "ckey: warning: %s\n", msg);
+        }
+        if (!ok) snprintf(err.msg, sizeof err.msg, "%s: out of memory for the automatic hint", ipath);
+    }
+    if (!ok) {
+        free(rgb.data), free(hint.data);
+        snprintf(emsg, n, "%s", err.msg);
+        return 0;
+    }
+    fr->rgb = rgb, fr->hint = hint;
+    return 1;
+}
+
+static int frame_write(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
+    key_run *kr = user;
+    if (write_passes(kr->o, fr->stem, &fr->res) == 0) return 1;
+    snprintf(emsg, n, "%s: could not write the output passes", fr->stem);
+    return 0;
+}
+
+#ifdef CK_HAVE_FFMPEG
+static int frame_ordered(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
+    static const char *vext[3] = {"_prores4444.mov", "_ffv1.mkv", "_comp.mp4"};
+    key_run           *kr      = user;
+    const ck_result   *res     = &fr->res;
+    ck_err             err     = {{0}};
+    for (int k = 0; k < 3; k++) {
+        if (!kr->want[k]) continue;
+        const int w = res->alpha.width, h = res->alpha.height;
+        if (!kr->vw[k]) {
+            char path[5200];
+            mkdir_p(kr->o->out);
+            snprintf(path, sizeof path, "%s/%s%s", kr->o->out, kr->stem1, vext[k]);
+            if (ck_video_writer_open(&kr->vw[k], path, (ck_video_codec)k, w, h, kr->vid ? ck_video_fps(kr->vin) : 24.0,
+                                     &err) != CK_OK) {
+                snprintf(emsg, n, "%s", err.msg);
+                return 0;
+            }
+        }
+        float *rgba = malloc(sizeof(float) * 4 * (size_t)w * h);
+        if (!rgba) {
+            snprintf(emsg, n, "out of memory for the video frame");
+            return 0;
+        }
+        for (size_t i = 0; i < (size_t)w * h; i++) {
+            const float *src = k == 2 ? res->comp.data + 3 * i : res->fg.data + 3 * i;
+            rgba[4 * i] = src[0], rgba[4 * i + 1] = src[1], rgba[4 * i + 2] = src[2];
+            rgba[4 * i + 3] = k == 2 ? 1.0f : res->alpha.data[i];
+        }
+        const ck_status st = ck_video_write(kr->vw[k], rgba, &err);
+        free(rgba);
+        if (st != CK_OK) {
+            snprintf(emsg, n, "%s", err.msg);
+            return 0;
+        }
+    }
+    return 1;
+}
+#else
+#define frame_ordered NULL
+#endif
+
+/* Progress and events after each frame (serialized by the pipeline). */
+static void frame_done_report(void *user, const ck_pipe_frame *fr) {
+    key_run        *kr = user;
+    const key_opts *o  = kr->o;
+    kr->completed++;
+    if (fr->skipped) return;
+    const double el = now_s() - kr->t1, fps = kr->completed / (el > 0 ? el : 1e-9);
+    const double eta = (kr->count - kr->completed) / (fps > 0 ? fps : 1e-9);
+    if (o->json) {
+        pthread_mutex_lock(&g_out_mu);
+        printf("{\"event\": \"frame_written\", \"frame\": %d, \"stem\": ", fr->index);
+        json_str(stdout, fr->stem);
+        printf("}\n{\"event\": \"progress\", \"done\": %d, \"total\": %d, \"fps\": %.3f, \"eta_s\": %.1f}\n",
+               kr->completed, kr->count, fps, eta);
+        fflush(stdout);
+        pthread_mutex_unlock(&g_out_mu);
+    } else if (!o->quiet) {
+        progress_human(kr->completed, kr->count, fr->stem, fps, eta);
+    }
+}
+
 static int run_key(key_opts o) {
     if (o.quiet) ck_set_log(NULL, NULL, CK_LOG_ERROR);
     char        ckbuf[4096];
@@ -577,6 +767,11 @@ static int run_key(key_opts o) {
     char   stem1[1024];
     int    seq  = is_dir(o.image);
     if (seq) {
+        /* videos written from a sequence are named after its folder */
+        char folder[1024];
+        snprintf(folder, sizeof folder, "%s", o.image);
+        for (size_t l = strlen(folder); l > 1 && folder[l - 1] == '/'; l--) folder[l - 1] = '\0';
+        file_stem(stem1, sizeof stem1, folder);
         if (ck_seq_list(&imgs, o.image, &err) != CK_OK) return EXIT_RUNTIME;
         if (imgs.n == 0) {
             fprintf(stderr, "ckey: %s: no .png/.jpg/.exr frames in this folder\n", o.image);
@@ -664,18 +859,18 @@ static int run_key(key_opts o) {
         fflush(stdout);
     }
 
-    int    rc = 0, done = 0, skipped = 0;
-    double t1 = now_s();
 #ifdef CK_HAVE_FFMPEG
     /* video outputs: ProRes 4444 / FFV1 (fg + matte as alpha), H.264 (comp); opened at the first frame */
-    const char      *vo = o.video_out ? o.video_out : vid ? "prores,h264" : "";
-    int              want[3] = {strstr(vo, "prores") != NULL, strstr(vo, "ffv1") != NULL, strstr(vo, "h264") != NULL};
-    ck_video_writer *vw[3]   = {NULL, NULL, NULL};
-    if ((want[0] || want[1] || want[2]) && (o.shard || o.skip_existing)) {
+    const char *vo = o.video_out ? o.video_out : vid ? "prores,h264" : "";
+    key_run     kr = {&o, &imgs, &hints, seq, vid, stem1, vin, vhint,
+                      {strstr(vo, "prores") != NULL, strstr(vo, "ffv1") != NULL, strstr(vo, "h264") != NULL},
+                      {NULL, NULL, NULL}, start, count, 0, now_s()};
+    if ((kr.want[0] || kr.want[1] || kr.want[2]) && (o.shard || o.skip_existing)) {
         if (o.video_out) fprintf(stderr, "ckey: warning: --video-out is ignored with --shard or --skip-existing\n");
-        want[0] = want[1] = want[2] = 0;
+        kr.want[0] = kr.want[1] = kr.want[2] = 0;
     }
-    if (want[2] && !o.p.comp) want[2] = 0;
+    if (kr.want[2] && !o.p.comp) kr.want[2] = 0;
+    int rc = 0;
     for (int k = 0; vid && k < start && rc == 0; k++) { /* decode up to the first frame of the range */
         int    eof = 0;
         float *tmp = malloc(sizeof(float) * 3 * (size_t)ck_video_width(vin) * ck_video_height(vin));
@@ -683,163 +878,49 @@ static int run_key(key_opts o) {
         if (vhint && tmp && (ck_video_read(vhint, tmp, 3, &eof, &err) != CK_OK || eof)) rc = EXIT_RUNTIME;
         free(tmp);
     }
+    const int ordered = kr.want[0] || kr.want[1] || kr.want[2];
+#else
+    key_run   kr      = {&o, &imgs, &hints, seq, vid, stem1, start, count, 0, now_s()};
+    int       rc      = 0;
+    const int ordered = 0;
 #endif
-    for (int f = start; f < start + count && rc == 0; f++) {
-        char        vstem[32];
-        const char *ipath = seq ? imgs.paths[f] : o.image;
-        const char *hpath = hints.n ? hints.paths[f] : o.hint;
-        snprintf(vstem, sizeof vstem, "%05d", f);
-        const char *stem = seq ? imgs.stems[f] : vid ? vstem : stem1;
-#ifdef CK_HAVE_FFMPEG
-        ck_image vrgb = {0}, vh = {0};
-        if (vid) { /* the frame is decoded even when it is skipped: the reader is sequential */
-            int eof = 0;
-            vrgb    = (ck_image){ck_video_width(vin), ck_video_height(vin), 3,
-                              malloc(sizeof(float) * 3 * (size_t)ck_video_width(vin) * ck_video_height(vin))};
-            if (!vrgb.data || ck_video_read(vin, vrgb.data, 3, &eof, &err) != CK_OK || eof) {
-                if (eof) fprintf(stderr, "ckey: %s ended at frame %d\n", o.image, f);
-                free(vrgb.data);
-                rc = EXIT_RUNTIME;
-                json_failed(&o, err.msg[0] ? err.msg : "video ended early", rc);
-                break;
-            }
-            if (vhint) { /* a hint video: its red channel, as CorridorKey */
-                float *t3 = malloc(sizeof(float) * 3 * (size_t)vrgb.width * vrgb.height);
-                vh        = (ck_image){vrgb.width, vrgb.height, 1, malloc(sizeof(float) * (size_t)vrgb.width * vrgb.height)};
-                if (!t3 || !vh.data || ck_video_read(vhint, t3, 3, &eof, &err) != CK_OK || eof) {
-                    free(t3), free(vrgb.data), free(vh.data);
-                    rc = EXIT_RUNTIME;
-                    json_failed(&o, "hint video ended early or failed to decode", rc);
-                    break;
-                }
-                for (size_t i = 0; i < (size_t)vrgb.width * vrgb.height; i++) vh.data[i] = t3[3 * i];
-                free(t3);
-            }
-        }
-#endif
-        if (o.skip_existing && frame_done(&o, stem)) {
-#ifdef CK_HAVE_FFMPEG
-            free(vrgb.data), free(vh.data);
-#endif
-            skipped++;
-            if (o.json) {
-                printf("{\"event\": \"warning\", \"frame\": %d, \"message\": ", f);
-                json_str(stdout, "already written; skipped (--skip-existing)");
-                printf(", \"stem\": ");
-                json_str(stdout, stem);
-                printf("}\n");
-            }
-            continue;
-        }
-        ck_image rgb = {0}, hint = {0};
-        int      ok;
-#ifdef CK_HAVE_FFMPEG
-        if (vid) {
-            rgb = vrgb, hint = vh, ok = 1;
-            if (vh.data) hpath = NULL;
-        } else
-#endif
-            ok = read_plate(ipath, o.p.input_is_linear, &rgb, &err) == CK_OK;
-        if (ok && hint.data) {
-            /* from the hint video */
-        } else if (ok && hpath) {
-            ok = read_hint(hpath, &hint, &err) == CK_OK;
-        } else if (ok) { /* no hint: the automatic chroma-difference fallback */
-            int blue = 0;
-            hint     = (ck_image){rgb.width, rgb.height, 1, malloc(sizeof(float) * (size_t)rgb.width * rgb.height)};
-            ok       = hint.data && ck_auto_hint(hint.data, rgb.data, rgb.width, rgb.height, &blue) == CK_OK;
-            if (ok && f == start) {
-                const char *msg = blue ? "no --hint: using an automatic chroma-difference hint against the detected "
-                                         "blue screen (a fallback; a drawn or generated hint keys better)"
-                                       : "no --hint: using an automatic chroma-difference hint against the detected "
-                                         "green screen (a fallback; a drawn or generated hint keys better)";
-                if (o.json) {
-                    printf("{\"event\": \"warning\", \"frame\": %d, \"message\": ", f);
-                    json_str(stdout, msg);
-                    printf("}\n");
-                } else if (!o.quiet) {
-                    fprintf(stderr, "ckey: warning: %s\n", msg);
-                }
-            }
-            if (!ok) snprintf(err.msg, sizeof err.msg, "%s: out of memory for the automatic hint", ipath);
-        }
-        if (!ok) {
-            free(rgb.data);
-            free(hint.data);
-            rc = EXIT_RUNTIME;
-            json_failed(&o, err.msg, rc);
-            break;
-        }
-        ck_result res = {0};
-        ck_status st  = ck_key_image(ctx, &rgb, &hint, &res);
-        free(rgb.data);
-        free(hint.data);
-        if (st != CK_OK) {
-            fprintf(stderr, "ckey: keying %s failed: %s\n", ipath, ck_ctx_last_error(ctx));
-            rc = EXIT_RUNTIME;
-            json_failed(&o, ck_ctx_last_error(ctx), rc);
-            break;
-        }
-        rc = write_passes(&o, stem, &res);
-#ifdef CK_HAVE_FFMPEG
-        static const char *vext[3] = {"_prores4444.mov", "_ffv1.mkv", "_comp.mp4"};
-        for (int k = 0; k < 3 && rc == 0; k++) {
-            if (!want[k]) continue;
-            const int w = res.alpha.width, h = res.alpha.height;
-            if (!vw[k]) {
-                char path[5200];
-                mkdir_p(o.out);
-                snprintf(path, sizeof path, "%s/%s%s", o.out, stem1, vext[k]);
-                if (ck_video_writer_open(&vw[k], path, (ck_video_codec)k, w, h, vid ? ck_video_fps(vin) : 24.0, &err) != CK_OK) {
-                    rc = EXIT_RUNTIME;
-                    break;
-                }
-            }
-            float *rgba = malloc(sizeof(float) * 4 * (size_t)w * h);
-            if (!rgba) {
-                rc = EXIT_RUNTIME;
-                break;
-            }
-            for (size_t i = 0; i < (size_t)w * h; i++) {
-                const float *src = k == 2 ? res.comp.data + 3 * i : res.fg.data + 3 * i;
-                rgba[4 * i] = src[0], rgba[4 * i + 1] = src[1], rgba[4 * i + 2] = src[2];
-                rgba[4 * i + 3] = k == 2 ? 1.0f : res.alpha.data[i];
-            }
-            if (ck_video_write(vw[k], rgba, &err) != CK_OK) rc = EXIT_RUNTIME;
-            free(rgba);
-        }
-#endif
-        ck_result_free(&res);
-        if (rc != 0) {
-            json_failed(&o, "could not write the output passes", rc);
-            break;
-        }
-        done++;
-        const double el = now_s() - t1, fps = done / (el > 0 ? el : 1e-9);
-        const int    left = start + count - 1 - f;
-        const double eta  = left / (fps > 0 ? fps : 1e-9);
-        if (o.json) {
-            printf("{\"event\": \"frame_written\", \"frame\": %d, \"stem\": ", f);
-            json_str(stdout, stem);
-            printf("}\n{\"event\": \"progress\", \"done\": %d, \"total\": %d, \"fps\": %.3f, \"eta_s\": %.1f}\n",
-                   f - start + 1, count, fps, eta);
-            fflush(stdout);
-        } else if (!o.quiet) {
-            progress_human(f - start + 1, count, stem, fps, eta);
-        }
+    ck_pipe_ops   ops = {&kr, frame_read, frame_write, ordered ? frame_ordered : NULL, frame_done_report};
+    ck_pipe_stats ps;
+    char          perr[1024] = "";
+    const int     workers    = o.workers > 0 ? o.workers : ck_pipe_default_workers();
+    /* file sequences decode in parallel (a 16-bit 4K PNG takes a few hundred ms); video is sequential */
+    const int readers = vid ? 1 : workers < 4 ? workers : 4;
+    if (rc == 0 && !ck_pipe_run(ctx, start, count, readers, workers, &ops, &ps, perr, sizeof perr)) {
+        fprintf(stderr, "ckey: %s\n", perr);
+        rc = EXIT_RUNTIME;
+        json_failed(&o, perr, rc);
     }
 #ifdef CK_HAVE_FFMPEG
     for (int k = 0; k < 3; k++)
-        if (vw[k] && ck_video_writer_close(vw[k], rc != 0, &err) != CK_OK) rc = EXIT_RUNTIME;
+        if (kr.vw[k] && ck_video_writer_close(kr.vw[k], rc != 0, &err) != CK_OK) rc = EXIT_RUNTIME;
     ck_video_close(vin);
     ck_video_close(vhint);
 #endif
-    if (o.json && rc == 0)
-        printf("{\"event\": \"completed\", \"frames_written\": %d, \"skipped\": %d, \"seconds\": %.3f}\n", done,
-               skipped, now_s() - t0);
-    if (!o.quiet && rc == 0)
-        fprintf(stderr, "ckey: keyed %d frame%s%s into %s\n", done, done == 1 ? "" : "s",
-                skipped ? " (others already present, skipped)" : "", o.out);
+    if (rc == 0) {
+        const int n = ps.frames > 0 ? ps.frames : 1;
+        if (o.json)
+            printf("{\"event\": \"completed\", \"frames_written\": %d, \"skipped\": %d, \"seconds\": %.3f, "
+                   "\"fps\": %.3f, \"workers\": %d, \"stage_ms_per_frame\": {\"read\": %.1f, \"network\": %.1f, "
+                   "\"finish\": %.1f, \"write\": %.1f, \"ordered\": %.1f}}\n",
+                   ps.frames, ps.skipped, now_s() - t0, ps.frames / (ps.wall_s > 0 ? ps.wall_s : 1e-9), workers,
+                   1e3 * ps.read_s / n, 1e3 * ps.network_s / n, 1e3 * ps.finish_s / n, 1e3 * ps.write_s / n,
+                   1e3 * ps.ordered_s / n);
+        if (!o.quiet) {
+            fprintf(stderr, "ckey: keyed %d frame%s%s into %s\n", ps.frames, ps.frames == 1 ? "" : "s",
+                    ps.skipped ? " (others already present, skipped)" : "", o.out);
+            if (ps.frames > 1)
+                fprintf(stderr,
+                        "ckey: %.2f fps; per frame: read %.0f ms, network %.0f ms, post-processing %.0f ms, "
+                        "writing %.0f ms, video %.0f ms (%d workers overlap the last three)\n",
+                        ps.frames / (ps.wall_s > 0 ? ps.wall_s : 1e-9), 1e3 * ps.read_s / n, 1e3 * ps.network_s / n,
+                        1e3 * ps.finish_s / n, 1e3 * ps.write_s / n, 1e3 * ps.ordered_s / n, workers);
+        }
+    }
     ck_ctx_free(ctx);
     ck_seq_free(&imgs), ck_seq_free(&hints);
     return rc;
@@ -861,6 +942,9 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "key")) return cmd_key(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return ck_cli_bench(argc - 2, argv + 2);
+    if (!strcmp(cmd, "doctor")) return ck_cli_doctor(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plates")) return ck_cli_plates(argc - 2, argv + 2);
+    if (!strcmp(cmd, "quality")) return ck_cli_quality(argc - 2, argv + 2);
     if (!strcmp(cmd, "clip")) return cmd_clip(argc - 2, argv + 2);
     fprintf(stderr, "ckey: unknown command '%s'\n", cmd);
     usage_main(stderr);

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The frame pipeline of `ckey key` (tools/ckey/pipeline.c): with 1, 3 and 5 post-processing/writing
+# workers a 12-frame sequence gives byte-identical passes; an unreadable frame in the middle ends the run
+# with exit 1 after every frame before it has been written completely, and leaves no temporary files;
+# --video-out from a sequence is named after its folder. Skips when this build cannot write EXR/PNG.
+set -u
+fail=0
+check() { if eval "$1"; then echo "OK     $2"; else echo "NOT OK $2"; fail=1; fi; }
+
+fx="$CK_FIXTURES/tiny/s128"
+tmp="${CK_TMP:-/tmp}/pipeline"
+rm -rf "$tmp" && mkdir -p "$tmp/shot" "$tmp/hint"
+for i in $(seq 1 12); do
+    cp "$fx/frame_rgb.png" "$tmp/shot/f$i.png"
+    cp "$fx/frame_hint.png" "$tmp/hint/f$i.png"
+done
+key() { "$CK_BIN" key --image "$tmp/shot" --hint "$tmp/hint" --checkpoint "$fx/model.safetensors" --size 128 \
+        --device cpu --quiet "$@"; }
+
+key --out "$tmp/w1" --workers 1 2> "$tmp/w1.err"; rc=$?
+if [ $rc -ne 0 ] && grep -qi "exr\|png" "$tmp/w1.err"; then
+    echo "SKIP: this build cannot write the passes ($(head -1 "$tmp/w1.err"))"
+    exit 0
+fi
+check "[ $rc -eq 0 ]" "1 worker: exit 0"
+for w in 3 5; do
+    key --out "$tmp/w$w" --workers $w; rc=$?
+    check "[ $rc -eq 0 ] && diff -r '$tmp/w1' '$tmp/w$w' > /dev/null" "$w workers: same bytes as 1 worker"
+done
+check "[ \$(ls '$tmp/w3/Matte' | wc -l) -eq 12 ]" "12 Matte files"
+
+echo "not an image" > "$tmp/shot/f7.png"
+key --out "$tmp/bad" --workers 3 2> "$tmp/bad.err"; rc=$?
+check "[ $rc -eq 1 ]" "unreadable frame: exit 1 (got $rc)"
+check "grep -q 'f7.png' '$tmp/bad.err'" "the message names the file"
+for d in Matte FG Processed Comp; do
+    check "[ \$(ls '$tmp/bad/$d' | wc -l) -eq 6 ]" "$d: the 6 frames before it, complete"
+done
+check "[ -z \"\$(find '$tmp/bad' -name '.*partial*')\" ]" "no temporary files left"
+for i in 1 2 3 4 5 6; do
+    check "cmp -s '$tmp/bad/Matte/f$i.exr' '$tmp/w1/Matte/f$i.exr'" "f$i.exr equals the full run's"
+done
+exit $fail

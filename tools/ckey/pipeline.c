@@ -1,0 +1,302 @@
+/* Frame pipeline: see pipeline.h. One mutex and one condition variable guard the slot states; frames
+ * take tens of milliseconds per stage, so a single lock costs nothing measurable and keeps the state
+ * machine easy to check:
+ *
+ *   FREE --claim--> READING --read--> READ --network--> NET --finish+write--> WRITTEN --ordered--> FREE
+ *                                                      \-- (no ordered stage) --> FREE
+ *
+ * Frame f always uses slot f mod depth; the reader claims it when FREE, the network thread and the
+ * ordered thread take frames strictly in order, workers take the lowest NET frame. */
+#include "pipeline.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { SLOT_FREE, SLOT_READING, SLOT_READ, SLOT_NET, SLOT_BUSY, SLOT_WRITTEN };
+
+typedef struct frame_pipe {
+    ck_ctx            *ctx;
+    const ck_pipe_ops *ops;
+    int                start, count, depth, workers, readers, omp_threads;
+    int                next_read; /* the next frame a reader claims */
+    ck_pipe_frame     *frames; /* (depth) */
+    int               *state;  /* (depth) */
+    pthread_mutex_t    mu;
+    pthread_cond_t     cv;
+    pthread_mutex_t    done_mu; /* serializes ops->done */
+    int                failed;
+    int                end;       /* frames ≥ end never come: the reader failed on frame `end` */
+    char               err[1400];
+    ck_pipe_stats      st;
+} frame_pipe;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static ck_pipe_frame *slot_of(frame_pipe *p, int f) { return &p->frames[(f - p->start) % p->depth]; }
+static int           *state_of(frame_pipe *p, int f) { return &p->state[(f - p->start) % p->depth]; }
+
+/* Records the first failure and wakes every stage. Caller holds mu. */
+static void fail_locked(frame_pipe *p, const char *msg) {
+    if (!p->failed) snprintf(p->err, sizeof p->err, "%s", msg && msg[0] ? msg : "failed");
+    p->failed = 1;
+    pthread_cond_broadcast(&p->cv);
+}
+
+static void fail(frame_pipe *p, const char *msg) {
+    pthread_mutex_lock(&p->mu);
+    fail_locked(p, msg);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Moves frame f to state s and wakes the waiters; busy seconds are added to *acc under the lock. */
+static void advance(frame_pipe *p, int f, int s, double *acc, double busy) {
+    pthread_mutex_lock(&p->mu);
+    *state_of(p, f) = s;
+    if (acc) *acc += busy;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Waits until frame f is in state s (and is frame f: its slot may still hold an earlier one); 0 when it
+ * never will. */
+static int wait_for(frame_pipe *p, int f, int s) {
+    pthread_mutex_lock(&p->mu);
+    while (!p->failed && f < p->end && !(*state_of(p, f) == s && slot_of(p, f)->index == f))
+        pthread_cond_wait(&p->cv, &p->mu);
+    const int ok = !p->failed && f < p->end;
+    pthread_mutex_unlock(&p->mu);
+    return ok;
+}
+
+static void release_frame(ck_pipe_frame *fr) {
+    free(fr->rgb.data), free(fr->hint.data);
+    fr->rgb.data = fr->hint.data = NULL;
+    ck_result_free(&fr->res);
+}
+
+/* The frame is complete: report it, free its memory, hand the slot back. */
+static void complete(frame_pipe *p, ck_pipe_frame *fr) {
+    pthread_mutex_lock(&p->done_mu);
+    if (p->ops->done) p->ops->done(p->ops->user, fr);
+    pthread_mutex_unlock(&p->done_mu);
+    const int f = fr->index;
+    pthread_mutex_lock(&p->mu);
+    if (fr->skipped) p->st.skipped++;
+    else p->st.frames++;
+    release_frame(fr);
+    *state_of(p, f) = SLOT_FREE;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Readers claim frames in order; with several readers (file sequences) frames are decoded in parallel. */
+static void *reader_main(void *arg) {
+    frame_pipe *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        const int f = p->next_read++;
+        while (!p->failed && f < p->end && *state_of(p, f) != SLOT_FREE) pthread_cond_wait(&p->cv, &p->mu);
+        const int stop = p->failed || f >= p->end;
+        if (!stop) *state_of(p, f) = SLOT_READING; /* claimed: frame f + depth must wait for it */
+        pthread_mutex_unlock(&p->mu);
+        if (stop) break;
+        ck_pipe_frame *fr = slot_of(p, f);
+        memset(fr, 0, sizeof *fr);
+        fr->index = f;
+        char         msg[1024] = "";
+        const double t0        = now_s();
+        if (!p->ops->read(p->ops->user, fr, msg, sizeof msg)) {
+            /* an unreadable frame ends the run there: the frames before it still complete */
+            release_frame(fr);
+            pthread_mutex_lock(&p->mu);
+            if (f < p->end) { /* the earliest unreadable frame wins */
+                p->end = f;
+                snprintf(p->err, sizeof p->err, "%s", msg[0] ? msg : "cannot read the frame");
+            }
+            *state_of(p, f) = SLOT_FREE;
+            pthread_cond_broadcast(&p->cv);
+            pthread_mutex_unlock(&p->mu);
+            break;
+        }
+        if (!fr->skipped) fr->w = fr->rgb.width, fr->h = fr->rgb.height;
+        advance(p, f, SLOT_READ, &p->st.read_s, now_s() - t0);
+    }
+    return NULL;
+}
+
+/* Takes the lowest frame waiting for a worker; -1 when none will come (all past the network, or failed). */
+static int take_net_frame(frame_pipe *p, int *net_done) {
+    pthread_mutex_lock(&p->mu);
+    int f = -1;
+    for (;;) {
+        if (p->failed) break;
+        int best = -1;
+        for (int i = 0; i < p->depth; i++)
+            if (p->state[i] == SLOT_NET && (best < 0 || p->frames[i].index < p->frames[best].index)) best = i;
+        if (best >= 0) {
+            p->state[best] = SLOT_BUSY;
+            f              = p->frames[best].index;
+            break;
+        }
+        if (*net_done >= p->count) break;
+        pthread_cond_wait(&p->cv, &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return f;
+}
+
+typedef struct worker_arg {
+    frame_pipe *p;
+    int  *net_done; /* frames past the network stage (guarded by p->mu) */
+} worker_arg;
+
+static void *worker_main(void *arg) {
+    worker_arg *wa = arg;
+    frame_pipe       *p  = wa->p;
+    omp_set_num_threads(p->omp_threads); /* this thread's OpenMP teams */
+    for (;;) {
+        const int f = take_net_frame(p, wa->net_done);
+        if (f < 0) break;
+        ck_pipe_frame *fr  = slot_of(p, f);
+        double         tf  = 0.0, tw = 0.0;
+        char           msg[1400] = "";
+        if (!fr->skipped) {
+            const double t0 = now_s();
+            ck_status    st = ck_result_finish(ck_ctx_params(p->ctx), fr->w, fr->h, &fr->res);
+            tf              = now_s() - t0;
+            if (st != CK_OK) {
+                snprintf(msg, sizeof msg, "%.1024s: post-processing failed: %s", fr->stem, ck_status_str(st));
+                fail(p, msg);
+                break;
+            }
+            const double t1 = now_s();
+            if (!p->ops->write(p->ops->user, fr, msg, sizeof msg)) {
+                fail(p, msg);
+                break;
+            }
+            tw = now_s() - t1;
+        }
+        pthread_mutex_lock(&p->mu);
+        p->st.finish_s += tf, p->st.write_s += tw;
+        pthread_mutex_unlock(&p->mu);
+        if (p->ops->ordered) advance(p, f, SLOT_WRITTEN, NULL, 0.0);
+        else complete(p, fr);
+    }
+    return NULL;
+}
+
+static void *ordered_main(void *arg) {
+    frame_pipe *p = arg;
+    for (int f = p->start; f < p->start + p->count; f++) {
+        if (!wait_for(p, f, SLOT_WRITTEN)) break;
+        ck_pipe_frame *fr        = slot_of(p, f);
+        char           msg[1024] = "";
+        const double   t0        = now_s();
+        if (!fr->skipped && !p->ops->ordered(p->ops->user, fr, msg, sizeof msg)) {
+            fail(p, msg);
+            break;
+        }
+        pthread_mutex_lock(&p->mu);
+        p->st.ordered_s += now_s() - t0;
+        pthread_mutex_unlock(&p->mu);
+        complete(p, fr);
+    }
+    return NULL;
+}
+
+int ck_pipe_default_workers(void) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int  w     = (int)(cores / 4);
+    return w < 1 ? 1 : w > 8 ? 8 : w;
+}
+
+int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, const ck_pipe_ops *ops,
+                ck_pipe_stats *stats, char *err, size_t n) {
+    frame_pipe p;
+    memset(&p, 0, sizeof p);
+    p.ctx = ctx, p.ops = ops, p.start = start, p.count = count;
+    p.workers     = workers < 1 ? 1 : workers;
+    p.readers     = readers < 1 ? 1 : readers;
+    p.depth       = p.workers + p.readers + 2;
+    p.next_read   = start;
+    long cores    = sysconf(_SC_NPROCESSORS_ONLN);
+    p.omp_threads = (int)((cores + p.workers - 1) / p.workers);
+    if (p.omp_threads < 1) p.omp_threads = 1;
+    p.frames = calloc((size_t)p.depth, sizeof *p.frames);
+    p.state  = calloc((size_t)p.depth, sizeof *p.state);
+    if (!p.frames || !p.state) {
+        free(p.frames), free(p.state);
+        snprintf(err, n, "out of memory");
+        return 0;
+    }
+    for (int i = 0; i < p.depth; i++) p.frames[i].index = -1;
+    p.end = start + count;
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    pthread_mutex_init(&p.done_mu, NULL);
+    const double t0 = now_s();
+
+    int        net_done = 0;
+    worker_arg wa       = {&p, &net_done};
+    pthread_t  ordered, *wt = calloc((size_t)p.workers, sizeof *wt), *rt = calloc((size_t)p.readers, sizeof *rt);
+    int        nr = 0, nw = 0, have_ordered = 0;
+    for (int i = 0; rt && wt && i < p.readers; i++)
+        if (pthread_create(&rt[i], NULL, reader_main, &p) == 0) nr++;
+    for (int i = 0; wt && nr && i < p.workers; i++)
+        if (pthread_create(&wt[i], NULL, worker_main, &wa) == 0) nw++;
+    if (ops->ordered && nw && pthread_create(&ordered, NULL, ordered_main, &p) == 0) have_ordered = 1;
+    if (!nr || !nw || (ops->ordered && !have_ordered)) fail(&p, "cannot start the pipeline's threads");
+
+    /* the network stage, on this thread: the context belongs to it */
+    for (int f = start; f < start + count; f++) {
+        if (!wait_for(&p, f, SLOT_READ)) break;
+        ck_pipe_frame *fr = slot_of(&p, f);
+        double         tn = 0.0;
+        if (!fr->skipped) {
+            const double t1 = now_s();
+            ck_status    st = ck_key_image_begin(ctx, &fr->rgb, &fr->hint, &fr->res);
+            tn              = now_s() - t1;
+            free(fr->rgb.data), free(fr->hint.data);
+            fr->rgb.data = fr->hint.data = NULL;
+            if (st != CK_OK) {
+                char msg[1400];
+                snprintf(msg, sizeof msg, "keying %.512s failed: %.800s", fr->stem, ck_ctx_last_error(ctx));
+                fail(&p, msg);
+                break;
+            }
+        }
+        pthread_mutex_lock(&p.mu);
+        *state_of(&p, f) = SLOT_NET;
+        p.st.network_s += tn;
+        net_done++;
+        pthread_cond_broadcast(&p.cv);
+        pthread_mutex_unlock(&p.mu);
+    }
+    pthread_mutex_lock(&p.mu);
+    net_done = count; /* nothing more comes: idle workers may leave */
+    pthread_cond_broadcast(&p.cv);
+    pthread_mutex_unlock(&p.mu);
+
+    for (int i = 0; i < nr; i++) pthread_join(rt[i], NULL);
+    for (int i = 0; i < nw; i++) pthread_join(wt[i], NULL);
+    if (have_ordered) pthread_join(ordered, NULL);
+    for (int i = 0; i < p.depth; i++) release_frame(&p.frames[i]);
+    p.st.wall_s = now_s() - t0;
+    if (stats) *stats = p.st;
+    const int ok = !p.failed && p.end == start + count;
+    if (!ok) snprintf(err, n, "%s", p.err);
+    pthread_cond_destroy(&p.cv);
+    pthread_mutex_destroy(&p.mu);
+    pthread_mutex_destroy(&p.done_mu);
+    free(wt), free(rt), free(p.frames), free(p.state);
+    return ok;
+}

@@ -1,0 +1,64 @@
+/* The frame pipeline of `ckey key` and `ckey clip`: frames overlap across stages.
+ *
+ *   reader threads     decode frames (claimed in order)               ops->read
+ *   calling thread     network (the context: one thread)              ck_key_image_begin
+ *   `workers` threads  resize back, post-process, write (any order)   ck_result_finish, ops->write
+ *   ordered thread     frames in order, e.g. video encoders           ops->ordered (optional)
+ *
+ * Every frame lives in one of `readers + workers + 2` slots, so memory is bounded whatever the clip length. A frame
+ * that cannot be read ends the run there: the frames before it still complete. Any other failure stops
+ * every stage at once; frames already written stay complete (writes are atomic), the rest are not
+ * started. Per-stage busy times are summed for the report.
+ *
+ *     ck_pipe_ops ops = {user, read_fn, write_fn, NULL, done_fn};
+ *     ck_pipe_stats stats;
+ *     int ok = ck_pipe_run(ctx, start, count, workers, &ops, &stats, err, sizeof err);
+ */
+#ifndef CK_CLI_PIPELINE_H
+#define CK_CLI_PIPELINE_H
+
+#include "ckey.h"
+
+#include <stddef.h>
+
+typedef struct ck_pipe_frame {
+    int       index;     /* frame position f */
+    char      stem[1024];
+    ck_image  rgb, hint; /* from read; freed once the network has run */
+    ck_result res;       /* network output, then (after finish) every pass */
+    int       w, h;      /* frame size: the passes' size */
+    int       skipped;   /* set by read: nothing to key (--skip-existing); still reported by done */
+} ck_pipe_frame;
+
+typedef struct ck_pipe_ops {
+    void *user;
+    /* reader threads: fill fr->rgb, fr->hint, fr->stem (or set fr->skipped) for frame fr->index. With one
+     * reader, calls come in frame order (sequential sources such as video); with several, concurrently
+     * for different frames. Returns 0 on failure with a message in err. */
+    int (*read)(void *user, ck_pipe_frame *fr, char *err, size_t n);
+    /* worker threads, concurrently for different frames: write the finished passes. 0 = failure. */
+    int (*write)(void *user, ck_pipe_frame *fr, char *err, size_t n);
+    /* one thread, in frame order, after write; NULL for none. 0 = failure. */
+    int (*ordered)(void *user, ck_pipe_frame *fr, char *err, size_t n);
+    /* after each frame is complete (written or skipped); calls are serialized, in frame order when
+     * there is an ordered stage, else in completion order. */
+    void (*done)(void *user, const ck_pipe_frame *fr);
+} ck_pipe_ops;
+
+typedef struct ck_pipe_stats {
+    double read_s, network_s, finish_s, write_s, ordered_s; /* busy seconds summed over frames */
+    double wall_s;
+    int    frames, skipped;
+} ck_pipe_stats;
+
+/* Frames start .. start + count − 1. readers ≥ 1 (decoding threads; 1 for sequential sources),
+ * workers ≥ 1 (post-processing and writing threads; each uses ⌈cores / workers⌉ OpenMP threads).
+ * Returns 1 when every frame completed, else 0 with the first failure's message in err. */
+int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, const ck_pipe_ops *ops,
+                ck_pipe_stats *stats, char *err, size_t n);
+
+/* Default worker count for this machine: a quarter of the cores (post-processing is multi-threaded
+ * itself), at least 1, at most 8. */
+int ck_pipe_default_workers(void);
+
+#endif

@@ -1,0 +1,560 @@
+/* `ckey quality`: keys synthetic plates with exact ground truth (pipeline/plates.h) under several engine
+ * configurations and scores each against the truth and against the first configuration
+ * (pipeline/metrics.h). Prints Markdown tables; --json/--md write them to files.
+ *
+ * Configurations run one after the other, each with its own context; plates are generated (or read)
+ * again for every configuration rather than kept, so memory stays at one plate plus the first
+ * configuration's alpha per plate (count × W × H floats) for the agreement table. */
+#include "ckey.h"
+#include "cli.h"
+#include "ctx.h"
+#include "io/image.h"
+#include "io/sequence.h"
+#include "pipeline/frame_ops.h"
+#include "pipeline/metrics.h"
+#include "pipeline/plates.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { MAX_CONFIGS = 32 };
+
+#define RANDOM_PREFIX "random:"
+
+typedef struct qconfig {
+    char             label[64];
+    ck_params        p;
+    int              ok;                 /* every plate keyed */
+    char             device[32], precision[16];
+    ck_score_summary score;
+    int              has_agree;
+    ck_agree_summary agree;              /* alpha vs the first configuration */
+    double           ms;                 /* median ck_key_image wall time per plate */
+} qconfig;
+
+typedef struct qsource {
+    const char     *dir; /* NULL: plates generated in memory from pp */
+    ck_plate_params pp;
+    int             count;
+    ck_seq          plate, hint, alpha, fg;
+    int             w0, h0; /* size of plate 0 once read */
+} qsource;
+
+static void usage_quality(FILE *f) {
+    fprintf(f,
+            "usage: ckey quality [--checkpoint F] [--plates DIR | --size WxH --count N --seed N]\n"
+            "                    [--model-size N] [--configs LIST] [--device cpu|cuda|auto] [--json FILE]\n"
+            "                    [--md FILE] [options]\n"
+            "\n"
+            "Keys synthetic green-screen plates whose alpha and foreground are known exactly (see 'ckey plates\n"
+            "--help') under each configuration and scores the network's alpha and fg (before despill and\n"
+            "despeckle) against the truth: alpha MAE, max error, MSE, MAE over the edge band (pixels with\n"
+            "0 < truth alpha < 1), fg MAE (sRGB values, pixels with truth alpha > 0), median ms per frame\n"
+            "(ck_key_image wall time: pre-processing, network, resize back; despeckle, despill and comp are\n"
+            "off since the scores precede them). A second table compares every configuration's alpha with\n"
+            "the first one's (max and mean difference, PSNR with peak 1; identical outputs give 'inf').\n"
+            "Pixels of all plates are pooled. Progress goes to stderr, the tables to stdout.\n"
+            "\n"
+            "options:\n"
+            "  --checkpoint F     weights (default random:base_plus: random Hiera-B+ weights built in memory;\n"
+            "                     the report then carries a caveat, as random weights do not key)\n"
+            "  --plates DIR       score files written by 'ckey plates' (DIR/Plate, DIR/AlphaHint,\n"
+            "                     DIR/Truth/Alpha, DIR/Truth/FG; EXR plates are read as linear and\n"
+            "                     converted to sRGB, as 'ckey key' does). Without it the plates are made in\n"
+            "                     memory (exact float truth; no image library needed)\n"
+            "  --size WxH         generated plate size (default 2048x2048)\n"
+            "  --count N          number of generated plates (default 4)\n"
+            "  --seed N           generated plate set (default 1)\n"
+            "  --hint-erode PX    erode the generated hints by PX (default 0)\n"
+            "  --hint-dilate PX   dilate the generated hints by PX (default 0)\n"
+            "  --model-size N     model resolution of 'full' configurations, multiple of 32 (default 2048)\n"
+            "  --configs LIST     comma list (default full,tile768/64,tile512/64), each\n"
+            "                       full         the whole frame resized to --model-size\n"
+            "                       fullN        the whole frame at model size N\n"
+            "                       tileT/O      tiled mode: T x T tiles at native resolution, overlap O px\n"
+            "                       tileT        overlap 64 (T/4 for tiles of 128 and less)\n"
+            "                     with optional suffixes -norefiner (coarse decoder output only) and\n"
+            "                     @fp32, @bf16 or @fp16 (precision; the CPU computes in fp32 only), in\n"
+            "                     this order: e.g. full-norefiner@fp16\n"
+            "  --device D         cpu, cuda or auto (default auto)\n"
+            "  --precision P      precision of configurations without @: fp32, bf16, fp16, auto (default)\n"
+            "  --threads N        CPU threads (default: all cores)\n"
+            "  --warmup N         untimed ck_key_image calls on the first plate before timing (default: 1 on\n"
+            "                     CUDA, where the first frame captures the CUDA Graph; 0 on the CPU)\n"
+            "  --json FILE        also write the results as JSON (NaN as null, infinite PSNR as \"inf\")\n"
+            "  --md FILE          also write the Markdown report to FILE\n"
+            "\n"
+            "exit status: 0 every configuration ran, 1 one failed (the report still lists the others),\n"
+            "2 invalid command line.\n");
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int arg_long(const char *opt, const char *v, long lo, long hi, long *out) {
+    char *end;
+    errno  = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || errno || *end || x < lo || x > hi) {
+        fprintf(stderr, "ckey: %s expects an integer in [%ld, %ld], got '%s'\n", opt, lo, hi, v ? v : "");
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+/* A decimal integer occupying exactly [s, s + len). */
+static int int_span(const char *s, size_t len, int *out) {
+    if (len == 0 || len > 6) return 0;
+    int v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/* One configuration token (see usage) on top of `base`. */
+static int parse_config(const char *tok, size_t len, const ck_params *base, qconfig *q) {
+    memset(q, 0, sizeof *q);
+    if (len == 0 || len >= sizeof q->label) return 0;
+    memcpy(q->label, tok, len);
+    q->label[len] = '\0';
+    q->p          = *base;
+    char name[sizeof q->label];
+    memcpy(name, q->label, sizeof name);
+    char *at = strchr(name, '@');
+    if (at) {
+        *at++ = '\0';
+        if (!strcmp(at, "fp32")) q->p.precision = CK_PREC_FP32;
+        else if (!strcmp(at, "bf16")) q->p.precision = CK_PREC_BF16;
+        else if (!strcmp(at, "fp16")) q->p.precision = CK_PREC_FP16;
+        else return 0;
+    }
+    static const char norefiner[] = "-norefiner";
+    size_t            n           = strlen(name);
+    if (n > sizeof norefiner - 1 && !strcmp(name + n - (sizeof norefiner - 1), norefiner)) {
+        q->p.use_refiner = 0;
+        n -= sizeof norefiner - 1;
+        name[n] = '\0';
+    }
+    if (!strncmp(name, "full", 4)) {
+        q->p.tile = 0, q->p.tile_overlap = 0;
+        if (n > 4 && !int_span(name + 4, n - 4, &q->p.size)) return 0;
+        return q->p.size >= 32 && q->p.size % 32 == 0;
+    }
+    if (!strncmp(name, "tile", 4)) {
+        const char *slash = strchr(name, '/');
+        const size_t tl   = slash ? (size_t)(slash - name) - 4 : n - 4;
+        if (!int_span(name + 4, tl, &q->p.tile)) return 0;
+        if (slash) {
+            if (!int_span(slash + 1, strlen(slash + 1), &q->p.tile_overlap)) return 0;
+        } else {
+            q->p.tile_overlap = q->p.tile > 128 ? 64 : q->p.tile / 4; /* as 'ckey key --tile' */
+        }
+        return q->p.tile >= 32 && q->p.tile % 32 == 0 && q->p.tile_overlap < q->p.tile;
+    }
+    return 0;
+}
+
+/* ---- plates: generated or read ---- */
+
+static ck_status read_channels(const char *path, float *dst, int w, int h, int ch, int srgb_from_exr) {
+    ck_image  img;
+    ck_err    err = {{0}};
+    ck_status st  = ck_image_read(path, &img, NULL, &err);
+    if (st != CK_OK) return st;
+    if (img.width != w || img.height != h) {
+        ck_image_release(&img);
+        return ck__fail(NULL, CK_STATUS_ESHAPE, "%s is %dx%d, its plate %dx%d", path, img.width, img.height, w, h);
+    }
+    const int to_srgb = srgb_from_exr && ck_image_sniff(path) == CK_IMAGE_EXR;
+    for (size_t i = 0; i < (size_t)w * h; i++)
+        for (int c = 0; c < ch; c++) {
+            float v = img.data[i * img.channels + (img.channels >= 3 ? c : 0)]; /* grey replicated, A dropped */
+            if (to_srgb) v = ck_linear_to_srgb(v > 0.0f ? v : 0.0f);
+            dst[i * ch + c] = v;
+        }
+    ck_image_release(&img);
+    return CK_OK;
+}
+
+static int open_dir_source(qsource *src) {
+    static const char *sub[4] = {"Plate", "AlphaHint", "Truth/Alpha", "Truth/FG"};
+    ck_seq            *seq[4] = {&src->plate, &src->hint, &src->alpha, &src->fg};
+    ck_err             err    = {{0}};
+    for (int k = 0; k < 4; k++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", src->dir, sub[k]);
+        if (ck_seq_list(seq[k], path, &err) != CK_OK) return 0;
+        if (seq[k]->n == 0 || (k > 0 && seq[k]->n != seq[0]->n)) {
+            fprintf(stderr, "ckey: %s holds %d images, %s/Plate %d: a plate set needs the same number in each\n", path,
+                    seq[k]->n, src->dir, seq[0]->n);
+            return 0;
+        }
+    }
+    src->count = src->plate.n;
+    return 1;
+}
+
+/* Plate i into pl (re-allocated when a read plate has another size). */
+static ck_status load_plate(qsource *src, int i, ck_plate *pl) {
+    if (!src->dir) {
+        src->pp.index = i;
+        return ck_plate_generate(pl, &src->pp);
+    }
+    ck_image  head;
+    ck_err    err = {{0}};
+    ck_status st  = ck_image_read(src->plate.paths[i], &head, NULL, &err); /* its size first */
+    if (st != CK_OK) return st;
+    const int w = head.width, h = head.height;
+    ck_image_release(&head);
+    if (i == 0) src->w0 = w, src->h0 = h;
+    if (pl->width != w || pl->height != h) {
+        ck_plate_free(pl);
+        if ((st = ck_plate_alloc(pl, w, h)) != CK_OK)
+            return ck__fail(NULL, st, "%s: cannot hold a %dx%d plate", src->plate.paths[i], w, h);
+    }
+    if ((st = read_channels(src->plate.paths[i], pl->rgb, w, h, 3, 1)) != CK_OK) return st;
+    if ((st = read_channels(src->hint.paths[i], pl->hint, w, h, 1, 0)) != CK_OK) return st;
+    if ((st = read_channels(src->alpha.paths[i], pl->alpha, w, h, 1, 0)) != CK_OK) return st;
+    return read_channels(src->fg.paths[i], pl->fg, w, h, 3, 0);
+}
+
+/* ---- report ---- */
+
+static const char *fmt(char *buf, size_t n, const char *f, double v) {
+    if (isnan(v)) snprintf(buf, n, "n/a");
+    else if (isinf(v)) snprintf(buf, n, v > 0 ? "inf" : "-inf");
+    else snprintf(buf, n, f, v);
+    return buf;
+}
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v) {
+    if (isnan(v)) fputs("null", f);
+    else if (isinf(v)) fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
+    else fprintf(f, "%.9g", v);
+}
+
+typedef struct qrun {
+    const char    *ckpt;
+    const qsource *src;
+    int            model_size, w, h; /* w, h: first plate's size (generated: all) */
+    size_t         edge_n;           /* edge-band pixels over all plates (0 when no configuration ran) */
+    qconfig       *cfg;
+    int            ncfg;
+} qrun;
+
+static void write_md(FILE *f, const qrun *r) {
+    char a[32], b[32], c[32], d[32], e[32], g[32];
+    fprintf(f, "## ckey quality\n\n");
+    if (r->src->dir)
+        fprintf(f, "- plates: %d from `%s` (first %dx%d), hint as stored in AlphaHint/\n", r->src->count, r->src->dir,
+                r->w, r->h);
+    else
+        fprintf(f, "- plates: %d synthetic %dx%d (seed %llu), hint = truth alpha 8x down/up-sampled%s\n", r->src->count,
+                r->w, r->h, (unsigned long long)r->src->pp.seed,
+                r->src->pp.hint_erode || r->src->pp.hint_dilate ? " (eroded/dilated)" : "");
+    fprintf(f, "- checkpoint: `%s`; full-frame model size %d\n", r->ckpt, r->model_size);
+    fprintf(f, "- edge band: %zu pixels with 0 < truth alpha < 1 over all plates\n", r->edge_n);
+    if (!strncmp(r->ckpt, RANDOM_PREFIX, strlen(RANDOM_PREFIX)))
+        fprintf(f, "\n> **Caveat: random weights.** These numbers exercise the harness and compare configurations "
+                   "with each other; they do not measure keying quality.\n");
+    fprintf(f, "\n| config | alpha MAE | max err | MSE | edge-band MAE | fg MAE | ms/frame |\n"
+               "|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < r->ncfg; k++) {
+        const qconfig *q = &r->cfg[k];
+        if (!q->ok) {
+            fprintf(f, "| %s | failed | | | | | |\n", q->label);
+            continue;
+        }
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", q->label, fmt(a, sizeof a, "%.5f", q->score.mae),
+                fmt(b, sizeof b, "%.4f", q->score.max_err), fmt(c, sizeof c, "%.3e", q->score.mse),
+                fmt(d, sizeof d, "%.5f", q->score.edge_mae), fmt(e, sizeof e, "%.5f", q->score.fg_mae),
+                fmt(g, sizeof g, "%.1f", q->ms));
+    }
+    fprintf(f, "\nAlpha agreement with `%s`:\n\n", r->cfg[0].label);
+    if (r->ncfg < 2) {
+        fprintf(f, "(one configuration: nothing to compare)\n");
+        return;
+    }
+    fprintf(f, "| config | max diff | mean diff | PSNR (dB) |\n|---|---|---|---|\n");
+    for (int k = 1; k < r->ncfg; k++) {
+        const qconfig *q = &r->cfg[k];
+        if (!q->has_agree) fprintf(f, "| %s | n/a | n/a | n/a |\n", q->label);
+        else
+            fprintf(f, "| %s | %s | %s | %s |\n", q->label, fmt(a, sizeof a, "%.3e", q->agree.max_diff),
+                    fmt(b, sizeof b, "%.3e", q->agree.mean_diff), fmt(c, sizeof c, "%.2f", q->agree.psnr));
+    }
+}
+
+static void write_json(FILE *f, const qrun *r) {
+    fprintf(f, "{\"checkpoint\": ");
+    json_str(f, r->ckpt);
+    fprintf(f, ", \"random_weights\": %s, \"model_size\": %d,\n \"plates\": {\"source\": ",
+            !strncmp(r->ckpt, RANDOM_PREFIX, strlen(RANDOM_PREFIX)) ? "true" : "false", r->model_size);
+    json_str(f, r->src->dir ? r->src->dir : "generated");
+    fprintf(f, ", \"count\": %d, \"width\": %d, \"height\": %d", r->src->count, r->w, r->h);
+    if (!r->src->dir)
+        fprintf(f, ", \"seed\": %llu, \"hint_erode\": %d, \"hint_dilate\": %d", (unsigned long long)r->src->pp.seed,
+                r->src->pp.hint_erode, r->src->pp.hint_dilate);
+    fprintf(f, ", \"edge_pixels\": %zu},\n \"configs\": [", r->edge_n);
+    for (int k = 0; k < r->ncfg; k++) {
+        const qconfig *q = &r->cfg[k];
+        fprintf(f, "%s\n  {\"config\": ", k ? "," : "");
+        json_str(f, q->label);
+        fprintf(f, ", \"ok\": %s, \"device\": ", q->ok ? "true" : "false");
+        json_str(f, q->device);
+        fprintf(f, ", \"precision\": ");
+        json_str(f, q->precision);
+        fprintf(f, ", \"size\": %d, \"tile\": %d, \"overlap\": %d, \"refiner\": %d", q->p.tile ? q->p.tile : q->p.size,
+                q->p.tile, q->p.tile_overlap, q->p.use_refiner);
+        const double v[6] = {q->score.mae, q->score.max_err, q->score.mse, q->score.edge_mae, q->score.fg_mae, q->ms};
+        static const char *names[6] = {"alpha_mae", "alpha_max_err", "alpha_mse", "edge_mae", "fg_mae", "ms_per_frame"};
+        for (int i = 0; i < 6; i++) {
+            fprintf(f, ", \"%s\": ", names[i]);
+            json_num(f, q->ok ? v[i] : NAN);
+        }
+        fprintf(f, ", \"edge_pixels\": %zu, \"fg_pixels\": %zu", q->score.edge_n, q->score.fg_n);
+        if (q->has_agree) {
+            fprintf(f, ", \"agreement\": {\"reference\": ");
+            json_str(f, r->cfg[0].label);
+            fprintf(f, ", \"max_diff\": ");
+            json_num(f, q->agree.max_diff);
+            fprintf(f, ", \"mean_diff\": ");
+            json_num(f, q->agree.mean_diff);
+            fprintf(f, ", \"psnr\": ");
+            json_num(f, q->agree.psnr);
+            fprintf(f, "}");
+        }
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n]}\n");
+}
+
+static int write_file(const char *path, void (*fn)(FILE *, const qrun *), const qrun *r) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "ckey: cannot write %s: %s\n", path, strerror(errno));
+        return 0;
+    }
+    fn(f, r);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "ckey: cannot write %s: %s\n", path, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- one configuration ---- */
+
+/* Keys every plate with q's context; ref[i] (the first configuration's alpha) is filled when fill_ref,
+ * compared with when not NULL otherwise. */
+static void run_config(qconfig *q, int idx, int ncfg, qsource *src, ck_plate *pl, const char *ckpt, int warmup,
+                       float **ref, int fill_ref, double *ms) {
+    ck_ctx *ctx = NULL;
+    snprintf(q->device, sizeof q->device, "-");
+    snprintf(q->precision, sizeof q->precision, "-");
+    fprintf(stderr, "ckey: quality: [%d/%d %s] loading %s\n", idx + 1, ncfg, q->label, ckpt);
+    if (ck_ctx_init(&ctx, ckpt, &q->p) != CK_OK) {
+        fprintf(stderr, "ckey: quality: [%s] failed: %s\n", q->label, ck_ctx_last_error(ctx));
+        ck_ctx_free(ctx);
+        return;
+    }
+    snprintf(q->device, sizeof q->device, "%s", ck_ctx_device_name(ctx));
+    snprintf(q->precision, sizeof q->precision, "%s", ck_dtype_name(ctx->be->act_dtype));
+    if (warmup < 0) warmup = !strcmp(q->device, "cpu") ? 0 : 1;
+    ck_score  sc = {0};
+    ck_agree  ag = {0};
+    ck_status st = CK_OK;
+    int       done = 0, agree_ok = 1;
+    for (int i = 0; i < src->count && st == CK_OK; i++) {
+        if ((st = load_plate(src, i, pl)) != CK_OK) {
+            fprintf(stderr, "ckey: quality: plate %d could not be %s\n", i, src->dir ? "read" : "made");
+            break;
+        }
+        const ck_image rgb = {pl->width, pl->height, 3, pl->rgb}, hint = {pl->width, pl->height, 1, pl->hint};
+        ck_result      res = {0};
+        for (int k = 0; i == 0 && k < warmup && st == CK_OK; k++) {
+            st = ck_key_image(ctx, &rgb, &hint, &res);
+            ck_result_free(&res);
+        }
+        const double t0 = now_ms();
+        if (st == CK_OK) st = ck_key_image(ctx, &rgb, &hint, &res);
+        ms[i] = now_ms() - t0;
+        if (st != CK_OK) {
+            fprintf(stderr, "ckey: quality: [%s] plate %d: %s\n", q->label, i, ck_ctx_last_error(ctx));
+            break;
+        }
+        const size_t n = (size_t)pl->width * pl->height;
+        ck_score     one = {0};
+        ck_score_add(&one, res.alpha.data, res.fg.data, pl->alpha, pl->fg, n);
+        ck_score_add(&sc, res.alpha.data, res.fg.data, pl->alpha, pl->fg, n);
+        if (fill_ref) {
+            ref[i] = malloc(sizeof(float) * n);
+            if (ref[i]) memcpy(ref[i], res.alpha.data, sizeof(float) * n);
+        } else if (ref && ref[i] && n == (size_t)res.alpha.width * res.alpha.height) {
+            ck_agree_add(&ag, ref[i], res.alpha.data, n);
+        } else {
+            agree_ok = 0;
+        }
+        ck_result_free(&res);
+        const ck_score_summary s1 = ck_score_finish(&one);
+        char                   e1[32];
+        fprintf(stderr, "ckey: quality: [%d/%d %s] plate %d/%d: alpha MAE %.5f, edge-band MAE %s, %.1f ms\n", idx + 1,
+                ncfg, q->label, i + 1, src->count, s1.mae, fmt(e1, sizeof e1, "%.5f", s1.edge_mae), ms[i]);
+        done++;
+    }
+    ck_ctx_free(ctx);
+    q->ok    = st == CK_OK && done == src->count;
+    q->score = ck_score_finish(&sc);
+    q->ms    = done ? ck_cli_median(ms, done) : NAN;
+    if (q->ok && !fill_ref && ref && agree_ok) {
+        q->has_agree = 1;
+        q->agree     = ck_agree_finish(&ag);
+    }
+}
+
+int ck_cli_quality(int argc, char **argv) {
+    const char *ckpt = RANDOM_PREFIX "base_plus", *configs = "full,tile768/64,tile512/64", *json = NULL, *md = NULL;
+    qsource     src  = {0};
+    long        v, warmup = -1, model_size = 2048;
+    ck_params   base = ck_params_default();
+    src.pp           = ck_plate_params_default();
+    src.count        = 4;
+    /* the scored outputs precede post-processing: skip what would only cost time */
+    base.despeckle = 0, base.despill = 0.0f, base.comp = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage_quality(stdout);
+            return 0;
+        }
+        if (!val) {
+            fprintf(stderr, "ckey: %s needs a value (see 'ckey quality --help')\n", a);
+            return 2;
+        }
+        i++;
+        if (!strcmp(a, "--checkpoint")) ckpt = val;
+        else if (!strcmp(a, "--plates")) src.dir = val;
+        else if (!strcmp(a, "--configs")) configs = val;
+        else if (!strcmp(a, "--json")) json = val;
+        else if (!strcmp(a, "--md")) md = val;
+        else if (!strcmp(a, "--size")) {
+            if (!ck_plate_parse_size(val, &src.pp.width, &src.pp.height)) {
+                fprintf(stderr, "ckey: --size expects WxH (each 16..32768), got '%s'\n", val);
+                return 2;
+            }
+        } else if (!strcmp(a, "--count")) {
+            if (!arg_long(a, val, 1, 100000, &v)) return 2;
+            src.count = (int)v;
+        } else if (!strcmp(a, "--seed")) {
+            char *end;
+            errno       = 0;
+            src.pp.seed = strtoull(val, &end, 10);
+            if (errno || *end || *val == '-' || !*val) {
+                fprintf(stderr, "ckey: --seed expects a non-negative integer, got '%s'\n", val);
+                return 2;
+            }
+        } else if (!strcmp(a, "--hint-erode")) {
+            if (!arg_long(a, val, 0, 4096, &v)) return 2;
+            src.pp.hint_erode = (int)v;
+        } else if (!strcmp(a, "--hint-dilate")) {
+            if (!arg_long(a, val, 0, 4096, &v)) return 2;
+            src.pp.hint_dilate = (int)v;
+        } else if (!strcmp(a, "--model-size")) {
+            if (!arg_long(a, val, 32, 16384, &model_size)) return 2;
+            if (model_size % 32) {
+                fprintf(stderr, "ckey: --model-size %ld is not a multiple of 32\n", model_size);
+                return 2;
+            }
+        } else if (!strcmp(a, "--device")) {
+            if (!ck_cli_parse_device(val, &base.device)) return 2;
+        } else if (!strcmp(a, "--precision")) {
+            if (!ck_cli_parse_precision(val, &base.precision)) return 2;
+        } else if (!strcmp(a, "--threads")) {
+            if (!arg_long(a, val, 1, 4096, &v)) return 2;
+            base.threads = (int)v;
+        } else if (!strcmp(a, "--warmup")) {
+            if (!arg_long(a, val, 0, 1000, &warmup)) return 2;
+        } else {
+            fprintf(stderr, "ckey: unknown quality option '%s' (see 'ckey quality --help')\n", a);
+            return 2;
+        }
+    }
+    base.size = (int)model_size;
+
+    qconfig cfg[MAX_CONFIGS];
+    int     ncfg = 0;
+    for (const char *s = configs; *s;) {
+        const char  *comma = strchr(s, ',');
+        const size_t len   = comma ? (size_t)(comma - s) : strlen(s);
+        if (ncfg == MAX_CONFIGS || !parse_config(s, len, &base, &cfg[ncfg])) {
+            fprintf(stderr, "ckey: --configs: '%.*s' is not a configuration (full, fullN, tileT/O, with -norefiner "
+                            "and @fp32|bf16|fp16; at most %d; see 'ckey quality --help')\n",
+                    (int)len, s, MAX_CONFIGS);
+            return 2;
+        }
+        ncfg++;
+        s += len + (comma != NULL);
+    }
+    if (ncfg == 0) {
+        fprintf(stderr, "ckey: --configs is empty\n");
+        return 2;
+    }
+
+    ck_plate pl = {0};
+    if (src.dir) {
+        if (!open_dir_source(&src)) {
+            ck_seq_free(&src.plate), ck_seq_free(&src.hint), ck_seq_free(&src.alpha), ck_seq_free(&src.fg);
+            return 1;
+        }
+    } else if (ck_plate_alloc(&pl, src.pp.width, src.pp.height) != CK_OK) {
+        fprintf(stderr, "ckey: out of memory for %dx%d plates\n", src.pp.width, src.pp.height);
+        return 1;
+    }
+    float  **ref = calloc((size_t)src.count, sizeof *ref); /* (count) first configuration's alpha, (h, w) each */
+    double  *ms  = malloc(sizeof(double) * (size_t)src.count); /* (count) ck_key_image wall time, ms */
+    int      rc  = 0;
+    if (!ref || !ms) {
+        fprintf(stderr, "ckey: out of memory\n");
+        rc = 1;
+    }
+    qrun run = {ckpt, &src, (int)model_size, src.pp.width, src.pp.height, 0, cfg, ncfg};
+    for (int k = 0; k < ncfg && ref && ms; k++) {
+        run_config(&cfg[k], k, ncfg, &src, &pl, ckpt, (int)warmup, cfg[0].ok || k == 0 ? ref : NULL, k == 0, ms);
+        if (!cfg[k].ok) rc = 1;
+        if (cfg[k].score.n && !run.edge_n) run.edge_n = cfg[k].score.edge_n;
+    }
+    if (src.dir) run.w = src.w0, run.h = src.h0;
+    if (ref && ms) {
+        write_md(stdout, &run);
+        fflush(stdout);
+        if (md && !write_file(md, write_md, &run)) rc = 1;
+        if (json && !write_file(json, write_json, &run)) rc = 1;
+    }
+    for (int i = 0; ref && i < src.count; i++) free(ref[i]);
+    free(ref), free(ms);
+    ck_plate_free(&pl);
+    ck_seq_free(&src.plate), ck_seq_free(&src.hint), ck_seq_free(&src.alpha), ck_seq_free(&src.fg);
+    return rc;
+}
