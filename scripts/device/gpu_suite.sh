@@ -175,8 +175,10 @@ if has sweep; then
     echo "== ckey bench sweeps (elapsed $(( $(date +%s) - start )) s)"
     $B bench --sweep ablation --resolution 512 1024 2048 --warmup 3 --runs 10 --device cuda --checkpoint $ck \
         --tiled 768/64 512/64 512/128 1024/64 --md $OUT/sweep_ablation.md --json $OUT/sweep_ablation.json 2>&1 | tail -60
-    $B bench --sweep isolate --resolution 2048 --warmup 2 --runs 5 --device cuda --checkpoint $ck \
-        --md $OUT/sweep_isolate.md --json $OUT/sweep_isolate.json 2>&1 | tail -20
+    if [ -n "${ISOLATE:-}" ]; then
+        $B bench --sweep isolate --resolution 2048 --warmup 2 --runs 5 --device cuda --checkpoint $ck \
+            --md $OUT/sweep_isolate.md --json $OUT/sweep_isolate.json 2>&1 | tail -20
+    fi
 fi
 
 if has quality; then
