@@ -159,6 +159,7 @@ void ck_ctx_free(ck_ctx *ctx) {
     free(ctx->host_out);
     free(ctx->pre_scratch);
     free(ctx->host_x16);
+    free(ctx->pre_taps);
     free(ctx);
 }
 
@@ -244,7 +245,7 @@ ck_status ck__ctx_forward(ck_ctx *ctx) {
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
-/* Lays out the device buffers for frames of w × h and uploads the tap tables (once per frame size). */
+/* Lays out the device buffers for frames of w × h and computes the tap tables (once per frame size). */
 static ck_status gpu_preprocess_setup(ck_ctx *ctx, int w, int h) {
     ck_backend         *be = ctx->be;
     ck_preprocess_args *a  = &ctx->pre;
@@ -272,29 +273,28 @@ static ck_status gpu_preprocess_setup(ck_ctx *ctx, int w, int h) {
         }
         base = ctx->pre_dev;
     }
-    int32_t *ix = malloc(sz[3]), *cx = malloc(sz[5]), *iy = malloc(sz[6]), *cy = malloc(sz[8]);
-    float   *wx = malloc(sz[4]), *wy = malloc(sz[7]);
-    ck_status st = CK_OK;
-    if (ix && cx && iy && cy && wx && wy) {
-        ck_resize_aa_taps(w, S, Kx, ix, wx, cx);
-        ck_resize_aa_taps(h, S, Ky, iy, wy, cy);
-        memset(a, 0, sizeof *a);
-        a->rgb   = (const float *)(base + off[0]);
-        a->hint  = (const float *)(base + off[1]);
-        a->tmp   = (float *)(base + off[2]);
-        a->idx_x = (const int32_t *)(base + off[3]), a->w_x = (const float *)(base + off[4]);
-        a->cnt_x = (const int32_t *)(base + off[5]);
-        a->idx_y = (const int32_t *)(base + off[6]), a->w_y = (const float *)(base + off[7]);
-        a->cnt_y = (const int32_t *)(base + off[8]);
-        a->Kx = Kx, a->Ky = Ky, a->w = w, a->h = h;
-        const void *host[6] = {ix, wx, cx, iy, wy, cy};
-        for (int i = 0; i < 6; i++) be->upload(be, base + off[3 + i], host[i], sz[3 + i]);
-        ctx->pre_w = w, ctx->pre_h = h;
-    } else {
-        st = ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
-    }
-    free(ix), free(cx), free(iy), free(cy), free(wx), free(wy);
-    return st;
+    /* the tap tables, laid out as on the device (offsets off[3] .. total) */
+    const size_t taps_bytes = total - off[3];
+    uint8_t     *taps       = malloc(taps_bytes);
+    if (!taps) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
+    ck_resize_aa_taps(w, S, Kx, (int32_t *)taps, (float *)(taps + off[4] - off[3]),
+                      (int32_t *)(taps + off[5] - off[3]));
+    ck_resize_aa_taps(h, S, Ky, (int32_t *)(taps + off[6] - off[3]), (float *)(taps + off[7] - off[3]),
+                      (int32_t *)(taps + off[8] - off[3]));
+    free(ctx->pre_taps);
+    ctx->pre_taps       = taps;
+    ctx->pre_taps_bytes = taps_bytes;
+    memset(a, 0, sizeof *a);
+    a->rgb   = (const float *)(base + off[0]);
+    a->hint  = (const float *)(base + off[1]);
+    a->tmp   = (float *)(base + off[2]);
+    a->idx_x = (const int32_t *)(base + off[3]), a->w_x = (const float *)(base + off[4]);
+    a->cnt_x = (const int32_t *)(base + off[5]);
+    a->idx_y = (const int32_t *)(base + off[6]), a->w_y = (const float *)(base + off[7]);
+    a->cnt_y = (const int32_t *)(base + off[8]);
+    a->Kx = Kx, a->Ky = Ky, a->w = w, a->h = h;
+    ctx->pre_w = w, ctx->pre_h = h;
+    return CK_OK;
 }
 
 ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint) {
@@ -310,6 +310,8 @@ ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *h
         ck_tensor    x   = input_tensor(ctx);
         ctx->pre.x       = &x;
         ctx->pre.input_is_linear = ctx->params.input_is_linear;
+        /* all of it every frame: in the arena, the previous forward has overwritten it */
+        be->upload(be, (void *)ctx->pre.idx_x, ctx->pre_taps, ctx->pre_taps_bytes);
         be->upload(be, (void *)ctx->pre.rgb, rgb->data, sizeof(float) * 3 * npx);
         be->upload(be, (void *)ctx->pre.hint, hint->data, sizeof(float) * npx);
         be->ext.preprocess(be, &ctx->pre);

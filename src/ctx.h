@@ -26,6 +26,8 @@ struct ck_ctx {
     void         *pre_dev;
     size_t        pre_dev_bytes;
     ck_preprocess_args pre;
+    void         *pre_taps;       /* host copy of the tap tables, as laid out on the device */
+    size_t        pre_taps_bytes; /* uploaded before every frame: the arena is overwritten by each forward */
     int           graph_ready; /* forward captured as a CUDA graph */
     int           failed;
     ck_err        err;
