@@ -161,7 +161,7 @@ if has clip4k; then
         echo "-- ckey key, 48 frames 3840x2160 (16-bit PNG), S=2048, all four passes, --workers $w"
         /usr/bin/time -v $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out \
             --workers $w --json 2> $OUT/clip4k_w$w.time | grep -E '"completed"|"failed"'
-        grep -E "Maximum resident|Elapsed" $OUT/clip4k_w$w.time
+        grep -E "Maximum resident|Elapsed|fps; per frame|error|Command terminated" $OUT/clip4k_w$w.time
         ls $c/out/Matte | wc -l; du -sh $c/out
     done
     rm -rf $c/out
@@ -194,4 +194,27 @@ if has doctor; then
     $B doctor 2>&1 | tail -30
     $B doctor --json > $OUT/doctor.json 2>&1
 fi
+if has parity2; then
+    echo "== parity with the current refiner (elapsed $(( $(date +%s) - start )) s)"
+    $B bench --checkpoint $ck --size 512 --device cpu --runs 1 --warmup 0 --dump /tmp/p512_cpu.npy | tail -1
+    $B bench --checkpoint $ck --size 512 --device cuda --precision fp32 --runs 2 --warmup 1 --dump /tmp/p512_fp32.npy | tail -1
+    for cfg in "fp32" "fp16" "fp32 --slim 0"; do
+        set -- $cfg
+        $B bench --checkpoint $ck --size 2048 --device cuda --precision $1 ${2:-} ${3:-} --runs 2 --warmup 1 \
+            --dump /tmp/p2048_${1}${2:+keep}.npy | tail -1
+    done
+    C="python3 tools/bench/compare_outputs.py"
+    $C /tmp/p512_fp32.npy /tmp/p512_cpu.npy --label "512 cuda fp32 vs cpu fp32" --alpha-tol 1e-4 --fg-tol 1e-4
+    $C /tmp/p2048_fp16.npy /tmp/p2048_fp32.npy --label "2048 fp16 vs fp32" --alpha-tol 5e-3 --fg-tol 1e-2
+    $C /tmp/p2048_fp32keep.npy /tmp/p2048_fp32.npy --label "2048 fp32 slim (banded) vs keep" --alpha-tol 1e-6 --fg-tol 1e-6
+fi
+
+if has peer1024; then
+    echo "== torch.compile(default) + fp16 autocast beside ckey fp16 at 1024 (elapsed $(( $(date +%s) - start )) s)"
+    python3 tools/bench/peer_gpu.py --checkpoint $ck --sizes 1024 --ckey $B --torch-modes fp16ac,compile \
+        --configs "fp16,fp16 no-graph" --out "$OUT" --name peer_1024 | grep -E '^\{|^\|'
+fi
+
+echo "== GPU test summary"
+for t in test_cuda_ops test_cuda_model test_cuda_preprocess; do echo "$t: $(grep -E '^(PASS|FAIL|SKIP)' $OUT/$t.log | tail -1)"; done
 echo "suite done in $(( $(date +%s) - start )) s"
