@@ -1,0 +1,211 @@
+/* Frame files of `ckey key`: plates and hints in, CorridorKey's passes out (written as a set: each pass
+ * into a hidden temporary file, then all renamed), plus the small file-system and event helpers. */
+#include "key.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pipeline/frame_ops.h"
+
+int file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *default_checkpoint(char *buf, size_t n) {
+    const char *env = getenv("CKEY_CHECKPOINT");
+    if (env && *env) return env;
+    if (file_exists("CorridorKey.pth")) return "CorridorKey.pth";
+    const char *home = getenv("HOME");
+    if (home) {
+        snprintf(buf, n, "%s/.cache/ckey/CorridorKey.pth", home);
+        if (file_exists(buf)) return buf;
+    }
+    return NULL;
+}
+
+int mkdir_p(const char *path) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return 0;
+        *p = '/';
+    }
+    return mkdir(tmp, 0777) == 0 || errno == EEXIST;
+}
+
+void file_stem(char *out, size_t n, const char *path) {
+    const char *base = strrchr(path, '/');
+    base             = base ? base + 1 : path;
+    snprintf(out, n, "%s", base);
+    char *dot = strrchr(out, '.');
+    if (dot && dot != out) *dot = '\0';
+}
+
+/* Reads the plate as 3-channel sRGB-or-linear floats following CorridorKey's CLI conventions. */
+ck_status read_plate(const char *path, int input_is_linear, ck_image *rgb, ck_err *err) {
+    ck_image  raw;
+    ck_status st = ck_image_read(path, &raw, NULL, err);
+    if (st != CK_OK) return st;
+    const int is_exr = ck_image_sniff(path) == CK_IMAGE_EXR;
+    size_t    n      = (size_t)raw.width * raw.height;
+    rgb->width = raw.width, rgb->height = raw.height, rgb->channels = 3;
+    rgb->data  = malloc(sizeof(float) * n * 3);
+    if (!rgb->data) {
+        ck_image_release(&raw);
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (int c = 0; c < 3; c++) {
+            /* grey files are replicated; alpha (4th channel) is dropped */
+            float v = raw.data[i * raw.channels + (raw.channels >= 3 ? c : 0)];
+            if (is_exr) {
+                v = v > 0.0f ? v : 0.0f; /* negatives clamped as CorridorKey does */
+                if (!input_is_linear) v = ck_linear_to_srgb(v);
+            }
+            rgb->data[i * 3 + c] = v;
+        }
+    }
+    ck_image_release(&raw);
+    return CK_OK;
+}
+
+ck_status read_hint(const char *path, ck_image *hint, ck_err *err) {
+    ck_image  raw;
+    ck_status st = ck_image_read(path, &raw, NULL, err);
+    if (st != CK_OK) return st;
+    size_t n    = (size_t)raw.width * raw.height;
+    hint->width = raw.width, hint->height = raw.height, hint->channels = 1;
+    hint->data  = malloc(sizeof(float) * n);
+    if (!hint->data) {
+        ck_image_release(&raw);
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
+    }
+    for (size_t i = 0; i < n; i++) hint->data[i] = raw.data[i * raw.channels];
+    ck_image_release(&raw);
+    return CK_OK;
+}
+
+typedef struct pass_out {
+    const char *dir;
+    const char *ext;
+    ck_image   *img;
+    char        final_path[5200];
+    char        tmp_path[5300];
+} pass_out;
+
+double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* CorridorKey's passes, in writing order (Comp only when enabled); images bound when res is given. */
+int init_passes(pass_out *passes, const key_opts *o, ck_result *res) {
+    static const char *dirs[4] = {"Matte", "FG", "Processed", "Comp"};
+    static const char *exts[4] = {"exr", "exr", "exr", "png"};
+    ck_image          *imgs[4] = {res ? &res->alpha : NULL, res ? &res->fg : NULL, res ? &res->processed : NULL,
+                                  res ? &res->comp : NULL};
+    for (int i = 0; i < 4; i++) {
+        passes[i].dir = dirs[i], passes[i].ext = exts[i], passes[i].img = imgs[i];
+        passes[i].final_path[0] = passes[i].tmp_path[0] = '\0';
+    }
+    return o->p.comp ? 4 : 3;
+}
+
+void pass_paths(pass_out *passes, int npass, const char *out, const char *stem) {
+    for (int i = 0; i < npass; i++) {
+        pass_out *p = &passes[i];
+        snprintf(p->final_path, sizeof p->final_path, "%s/%s/%s.%s", out, p->dir, stem, p->ext);
+        snprintf(p->tmp_path, sizeof p->tmp_path, "%s/%s/.%s.partial%d.%s", out, p->dir, stem, (int)getpid(), p->ext);
+    }
+}
+
+/* Writes every pass of one frame: phase 1 each pass into a hidden temporary file, phase 2 rename all.
+ * A failure in phase 1 removes what was written, so the output folder never holds a partial set. */
+int write_passes(const key_opts *o, const char *stem, ck_result *res) {
+    pass_out  passes[4];
+    const int npass = init_passes(passes, o, res);
+    ck_err    err   = {{0}};
+    int       rc = 0, written = 0;
+    pass_paths(passes, npass, o->out, stem);
+    for (int i = 0; i < npass && rc == 0; i++) {
+        pass_out *p = &passes[i];
+        char      dir[4096];
+        snprintf(dir, sizeof dir, "%s/%s", o->out, p->dir);
+        if (!mkdir_p(dir)) {
+            fprintf(stderr, "ckey: cannot create output folder %s: %s\n", dir, strerror(errno));
+            rc = EXIT_RUNTIME;
+            break;
+        }
+        ck_status st = !strcmp(p->ext, "png") ? ck_image_write_png8(p->tmp_path, p->img, &err)
+                                              : ck_image_write_exr(p->tmp_path, p->img, o->exr, &err);
+        if (st != CK_OK) rc = EXIT_RUNTIME;
+        else written = i + 1;
+    }
+    if (rc == 0) {
+        for (int i = 0; i < npass; i++)
+            if (rename(passes[i].tmp_path, passes[i].final_path) != 0) {
+                fprintf(stderr, "ckey: cannot move %s into place: %s\n", passes[i].final_path, strerror(errno));
+                rc = EXIT_RUNTIME;
+            }
+    } else {
+        for (int i = 0; i < written; i++) remove(passes[i].tmp_path);
+    }
+    return rc;
+}
+
+/* --skip-existing: every pass of the frame is already there. */
+int frame_done(const key_opts *o, const char *stem) {
+    pass_out  passes[4];
+    const int npass = init_passes(passes, o, NULL);
+    pass_paths(passes, npass, o->out, stem);
+    for (int i = 0; i < npass; i++)
+        if (!file_exists(passes[i].final_path)) return 0;
+    return 1;
+}
+
+/* Writes s as a JSON string literal. */
+void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+void json_failed(const key_opts *o, const char *msg, int code) {
+    if (!o->json) return;
+    printf("{\"event\": \"failed\", \"exit_code\": %d, \"message\": ", code);
+    json_str(stdout, msg);
+    printf("}\n");
+    fflush(stdout);
+}
+
+/* Human progress: a redrawn bar on a terminal, one line per frame otherwise. */
+void progress_human(int done_idx, int count, const char *stem, double fps, double eta) {
+    if (isatty(2)) {
+        const int width = 30, fill = count ? (int)((double)done_idx / count * width) : width;
+        fprintf(stderr, "\r[");
+        for (int i = 0; i < width; i++) fputc(i < fill ? '=' : ' ', stderr);
+        fprintf(stderr, "] %d/%d  %.2f fps  ETA %.0f s  %-24.24s", done_idx, count, fps, eta, stem);
+        if (done_idx == count) fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "ckey: [%d/%d] %s  %.2f fps  ETA %.0f s\n", done_idx, count, stem, fps, eta);
+    }
+}
+

@@ -1,0 +1,365 @@
+/* `ckey key` on a file, a folder of frames or a video: frames go through the pipeline of pipeline.h;
+ * the callbacks here read frames (plate, hint or the automatic hint), write the passes, feed the video
+ * encoders in frame order and report progress. */
+#include "key.h"
+#include "pipeline.h"
+#include "io/sequence.h"
+#ifdef CK_HAVE_FFMPEG
+#include "io/video.h"
+#endif
+#include "pipeline/frame_ops.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* State of one `ckey key` run shared by the pipeline's callbacks (pipeline.h). The reader callback runs
+ * on one thread in frame order; write on several threads; ordered and done are serialized. */
+typedef struct key_run {
+    const key_opts *o;
+    const ck_seq   *imgs, *hints;
+    int             seq, vid;
+    const char     *stem1;
+#ifdef CK_HAVE_FFMPEG
+    ck_video_reader *vin, *vhint;
+    int              want[3];
+    ck_video_writer *vw[3];
+#endif
+    int    start, count, completed;
+    double t1;
+} key_run;
+
+/* stdout carries NDJSON from several threads: one event per locked print */
+static pthread_mutex_t g_out_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void json_warning(const key_opts *o, int f, const char *msg, const char *stem) {
+    pthread_mutex_lock(&g_out_mu);
+    printf("{\"event\": \"warning\", \"frame\": %d, \"message\": ", f);
+    json_str(stdout, msg);
+    if (stem) {
+        printf(", \"stem\": ");
+        json_str(stdout, stem);
+    }
+    printf("}\n");
+    fflush(stdout);
+    pthread_mutex_unlock(&g_out_mu);
+    (void)o;
+}
+
+static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
+    key_run        *kr = user;
+    const key_opts *o  = kr->o;
+    const int       f  = fr->index;
+    ck_err          err = {{0}};
+    const char     *ipath = kr->seq ? kr->imgs->paths[f] : o->image;
+    const char     *hpath = kr->hints->n ? kr->hints->paths[f] : o->hint;
+    if (kr->seq) snprintf(fr->stem, sizeof fr->stem, "%s", kr->imgs->stems[f]);
+    else if (kr->vid) snprintf(fr->stem, sizeof fr->stem, "%05d", f);
+    else snprintf(fr->stem, sizeof fr->stem, "%s", kr->stem1);
+    ck_image rgb = {0}, hint = {0};
+#ifdef CK_HAVE_FFMPEG
+    if (kr->vid) { /* the frame is decoded even when it is skipped: the reader is sequential */
+        int eof = 0;
+        rgb     = (ck_image){ck_video_width(kr->vin), ck_video_height(kr->vin), 3,
+                         malloc(sizeof(float) * 3 * (size_t)ck_video_width(kr->vin) * ck_video_height(kr->vin))};
+        if (!rgb.data || ck_video_read(kr->vin, rgb.data, 3, &eof, &err) != CK_OK || eof) {
+            snprintf(emsg, n, "%s", eof ? "video ended early" : err.msg);
+            if (eof) snprintf(emsg, n, "%s ended at frame %d", o->image, f);
+            free(rgb.data);
+            return 0;
+        }
+        if (kr->vhint) { /* a hint video: its red channel, as CorridorKey */
+            float *t3 = malloc(sizeof(float) * 3 * (size_t)rgb.width * rgb.height);
+            hint      = (ck_image){rgb.width, rgb.height, 1, malloc(sizeof(float) * (size_t)rgb.width * rgb.height)};
+            if (!t3 || !hint.data || ck_video_read(kr->vhint, t3, 3, &eof, &err) != CK_OK || eof) {
+                free(t3), free(rgb.data), free(hint.data);
+                snprintf(emsg, n, "hint video ended early or failed to decode");
+                return 0;
+            }
+            for (size_t i = 0; i < (size_t)rgb.width * rgb.height; i++) hint.data[i] = t3[3 * i];
+            free(t3);
+            hpath = NULL;
+        }
+    }
+#endif
+    if (o->skip_existing && frame_done(o, fr->stem)) {
+        free(rgb.data), free(hint.data);
+        fr->skipped = 1;
+        if (o->json) json_warning(o, f, "already written; skipped (--skip-existing)", fr->stem);
+        return 1;
+    }
+    int ok = 1;
+    if (!rgb.data) ok = read_plate(ipath, o->p.input_is_linear, &rgb, &err) == CK_OK;
+    if (ok && hint.data) {
+        /* from the hint video */
+    } else if (ok && hpath) {
+        ok = read_hint(hpath, &hint, &err) == CK_OK;
+    } else if (ok) { /* no hint: the automatic chroma-difference fallback */
+        int blue = 0;
+        hint     = (ck_image){rgb.width, rgb.height, 1, malloc(sizeof(float) * (size_t)rgb.width * rgb.height)};
+        ok       = hint.data && ck_auto_hint(hint.data, rgb.data, rgb.width, rgb.height, &blue) == CK_OK;
+        if (ok && f == kr->start) {
+            const char *msg = blue ? "no --hint: using an automatic chroma-difference hint against the detected "
+                                     "blue screen (a fallback; a drawn or generated hint keys better)"
+                                   : "no --hint: using an automatic chroma-difference hint against the detected "
+                                     "green screen (a fallback; a drawn or generated hint keys better)";
+            if (o->json) json_warning(o, f, msg, NULL);
+            else if (!o->quiet) fprintf(stderr, "ckey: warning: %s\n", msg);
+        }
+        if (!ok) snprintf(err.msg, sizeof err.msg, "%s: out of memory for the automatic hint", ipath);
+    }
+    if (!ok) {
+        free(rgb.data), free(hint.data);
+        snprintf(emsg, n, "%s", err.msg);
+        return 0;
+    }
+    fr->rgb = rgb, fr->hint = hint;
+    return 1;
+}
+
+static int frame_write(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
+    key_run *kr = user;
+    if (write_passes(kr->o, fr->stem, &fr->res) == 0) return 1;
+    snprintf(emsg, n, "%s: could not write the output passes", fr->stem);
+    return 0;
+}
+
+#ifdef CK_HAVE_FFMPEG
+static int frame_ordered(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
+    static const char *vext[3] = {"_prores4444.mov", "_ffv1.mkv", "_comp.mp4"};
+    key_run           *kr      = user;
+    const ck_result   *res     = &fr->res;
+    ck_err             err     = {{0}};
+    for (int k = 0; k < 3; k++) {
+        if (!kr->want[k]) continue;
+        const int w = res->alpha.width, h = res->alpha.height;
+        if (!kr->vw[k]) {
+            char path[5200];
+            mkdir_p(kr->o->out);
+            snprintf(path, sizeof path, "%s/%s%s", kr->o->out, kr->stem1, vext[k]);
+            if (ck_video_writer_open(&kr->vw[k], path, (ck_video_codec)k, w, h, kr->vid ? ck_video_fps(kr->vin) : 24.0,
+                                     &err) != CK_OK) {
+                snprintf(emsg, n, "%s", err.msg);
+                return 0;
+            }
+        }
+        float *rgba = malloc(sizeof(float) * 4 * (size_t)w * h);
+        if (!rgba) {
+            snprintf(emsg, n, "out of memory for the video frame");
+            return 0;
+        }
+        for (size_t i = 0; i < (size_t)w * h; i++) {
+            const float *src = k == 2 ? res->comp.data + 3 * i : res->fg.data + 3 * i;
+            rgba[4 * i] = src[0], rgba[4 * i + 1] = src[1], rgba[4 * i + 2] = src[2];
+            rgba[4 * i + 3] = k == 2 ? 1.0f : res->alpha.data[i];
+        }
+        const ck_status st = ck_video_write(kr->vw[k], rgba, &err);
+        free(rgba);
+        if (st != CK_OK) {
+            snprintf(emsg, n, "%s", err.msg);
+            return 0;
+        }
+    }
+    return 1;
+}
+#else
+#define frame_ordered NULL
+#endif
+
+/* Progress and events after each frame (serialized by the pipeline). */
+static void frame_done_report(void *user, const ck_pipe_frame *fr) {
+    key_run        *kr = user;
+    const key_opts *o  = kr->o;
+    kr->completed++;
+    if (fr->skipped) return;
+    const double el = now_s() - kr->t1, fps = kr->completed / (el > 0 ? el : 1e-9);
+    const double eta = (kr->count - kr->completed) / (fps > 0 ? fps : 1e-9);
+    if (o->json) {
+        pthread_mutex_lock(&g_out_mu);
+        printf("{\"event\": \"frame_written\", \"frame\": %d, \"stem\": ", fr->index);
+        json_str(stdout, fr->stem);
+        printf("}\n{\"event\": \"progress\", \"done\": %d, \"total\": %d, \"fps\": %.3f, \"eta_s\": %.1f}\n",
+               kr->completed, kr->count, fps, eta);
+        fflush(stdout);
+        pthread_mutex_unlock(&g_out_mu);
+    } else if (!o->quiet) {
+        progress_human(kr->completed, kr->count, fr->stem, fps, eta);
+    }
+}
+
+int run_key(key_opts o) {
+    if (o.quiet) ck_set_log(NULL, NULL, CK_LOG_ERROR);
+    char        ckbuf[4096];
+    const char *ckpt = o.checkpoint ? o.checkpoint : default_checkpoint(ckbuf, sizeof ckbuf);
+    if (!ckpt) {
+        fprintf(stderr, "ckey: no checkpoint: pass --checkpoint FILE or set CKEY_CHECKPOINT "
+                        "(see README: getting the checkpoint)\n");
+        return EXIT_USAGE;
+    }
+
+    /* frames: one file, or a folder of frames paired by position with a folder of hints (or one hint) */
+    ck_err err = {{0}};
+    ck_seq imgs = {0}, hints = {0};
+    char   stem1[1024];
+    int    seq  = is_dir(o.image);
+    if (seq) {
+        /* videos written from a sequence are named after its folder */
+        char folder[1024];
+        snprintf(folder, sizeof folder, "%s", o.image);
+        for (size_t l = strlen(folder); l > 1 && folder[l - 1] == '/'; l--) folder[l - 1] = '\0';
+        file_stem(stem1, sizeof stem1, folder);
+        if (ck_seq_list(&imgs, o.image, &err) != CK_OK) return EXIT_RUNTIME;
+        if (imgs.n == 0) {
+            fprintf(stderr, "ckey: %s: no .png/.jpg/.exr frames in this folder\n", o.image);
+            ck_seq_free(&imgs);
+            return EXIT_RUNTIME;
+        }
+        if (o.hint && is_dir(o.hint)) {
+            if (ck_seq_list(&hints, o.hint, &err) != CK_OK) {
+                ck_seq_free(&imgs);
+                return EXIT_RUNTIME;
+            }
+            if (hints.n != imgs.n) {
+                fprintf(stderr, "ckey: %s has %d frames but %s has %d hints; they are paired by position\n",
+                        o.image, imgs.n, o.hint, hints.n);
+                ck_seq_free(&imgs), ck_seq_free(&hints);
+                return EXIT_RUNTIME;
+            }
+        }
+    } else {
+        file_stem(stem1, sizeof stem1, o.image);
+    }
+    int vid = 0, vtotal = 0;
+#ifdef CK_HAVE_FFMPEG
+    ck_video_reader *vin = NULL, *vhint = NULL;
+    if (!seq && ck_image_sniff(o.image) == CK_IMAGE_UNKNOWN && ck_video_probe(o.image)) {
+        vid    = 1;
+        vtotal = ck_video_count_frames(o.image);
+        if (vtotal <= 0 || ck_video_open(&vin, o.image, &err) != CK_OK) {
+            if (vtotal <= 0) fprintf(stderr, "ckey: %s: no video frames\n", o.image);
+            return EXIT_RUNTIME;
+        }
+        if (o.hint && is_dir(o.hint)) {
+            if (ck_seq_list(&hints, o.hint, &err) != CK_OK || hints.n != vtotal) {
+                if (hints.n != vtotal)
+                    fprintf(stderr, "ckey: %s has %d frames but %s has %d hints\n", o.image, vtotal, o.hint, hints.n);
+                ck_video_close(vin), ck_seq_free(&hints);
+                return EXIT_RUNTIME;
+            }
+        } else if (o.hint && ck_image_sniff(o.hint) == CK_IMAGE_UNKNOWN) {
+            const int hn = ck_video_count_frames(o.hint);
+            if (hn != vtotal || ck_video_open(&vhint, o.hint, &err) != CK_OK) {
+                if (hn != vtotal) fprintf(stderr, "ckey: %s has %d frames but %s has %d\n", o.image, vtotal, o.hint, hn);
+                ck_video_close(vin);
+                return EXIT_RUNTIME;
+            }
+        }
+    }
+#endif
+    const int total = seq ? imgs.n : vid ? vtotal : 1;
+    int       first = 0, last = total - 1;
+    if (o.frames) {
+        if (!ck_parse_frames(o.frames, &first, &last) || last >= total) {
+            fprintf(stderr, "ckey: --frames %s is outside 0-%d\n", o.frames, total - 1);
+            ck_seq_free(&imgs), ck_seq_free(&hints);
+            return EXIT_USAGE;
+        }
+    }
+    int start = first, count = last - first + 1;
+    if (o.shard) {
+        int si, sn;
+        if (!ck_parse_shard(o.shard, &si, &sn)) {
+            fprintf(stderr, "ckey: --shard expects I/N with 0 <= I < N, got '%s'\n", o.shard);
+            ck_seq_free(&imgs), ck_seq_free(&hints);
+            return EXIT_USAGE;
+        }
+        count = ck_shard_range(first, last, si, sn, &start);
+    }
+
+    double  t0  = now_s();
+    ck_ctx *ctx = NULL;
+    if (ck_ctx_init(&ctx, ckpt, &o.p) != CK_OK) {
+        json_failed(&o, ck_ctx_last_error(ctx), EXIT_RUNTIME);
+        ck_ctx_free(ctx);
+        ck_seq_free(&imgs), ck_seq_free(&hints);
+        return EXIT_RUNTIME;
+    }
+    if (!o.quiet) fprintf(stderr, "ckey: loaded in %.2f s; %d frame%s to key\n", now_s() - t0, count, count == 1 ? "" : "s");
+    if (o.json) {
+        printf("{\"event\": \"started\", \"frames\": %d, \"first\": %d, \"size\": %d, \"device\": ", count, start,
+               o.p.tile ? o.p.tile : o.p.size);
+        json_str(stdout, ck_ctx_device_name(ctx));
+        printf(", \"load_s\": %.3f, \"out\": ", now_s() - t0);
+        json_str(stdout, o.out);
+        printf("}\n");
+        fflush(stdout);
+    }
+
+#ifdef CK_HAVE_FFMPEG
+    /* video outputs: ProRes 4444 / FFV1 (fg + matte as alpha), H.264 (comp); opened at the first frame */
+    const char *vo = o.video_out ? o.video_out : vid ? "prores,h264" : "";
+    key_run     kr = {&o, &imgs, &hints, seq, vid, stem1, vin, vhint,
+                      {strstr(vo, "prores") != NULL, strstr(vo, "ffv1") != NULL, strstr(vo, "h264") != NULL},
+                      {NULL, NULL, NULL}, start, count, 0, now_s()};
+    if ((kr.want[0] || kr.want[1] || kr.want[2]) && (o.shard || o.skip_existing)) {
+        if (o.video_out) fprintf(stderr, "ckey: warning: --video-out is ignored with --shard or --skip-existing\n");
+        kr.want[0] = kr.want[1] = kr.want[2] = 0;
+    }
+    if (kr.want[2] && !o.p.comp) kr.want[2] = 0;
+    int rc = 0;
+    for (int k = 0; vid && k < start && rc == 0; k++) { /* decode up to the first frame of the range */
+        int    eof = 0;
+        float *tmp = malloc(sizeof(float) * 3 * (size_t)ck_video_width(vin) * ck_video_height(vin));
+        if (!tmp || ck_video_read(vin, tmp, 3, &eof, &err) != CK_OK || eof) rc = EXIT_RUNTIME;
+        if (vhint && tmp && (ck_video_read(vhint, tmp, 3, &eof, &err) != CK_OK || eof)) rc = EXIT_RUNTIME;
+        free(tmp);
+    }
+    const int ordered = kr.want[0] || kr.want[1] || kr.want[2];
+#else
+    key_run   kr      = {&o, &imgs, &hints, seq, vid, stem1, start, count, 0, now_s()};
+    int       rc      = 0;
+    const int ordered = 0;
+#endif
+    ck_pipe_ops   ops = {&kr, frame_read, frame_write, ordered ? frame_ordered : NULL, frame_done_report};
+    ck_pipe_stats ps;
+    char          perr[1024] = "";
+    const int     workers    = o.workers > 0 ? o.workers : ck_pipe_default_workers();
+    /* file sequences decode in parallel (a 16-bit 4K PNG takes a few hundred ms); video is sequential */
+    const int readers = vid ? 1 : workers < 4 ? workers : 4;
+    if (rc == 0 && !ck_pipe_run(ctx, start, count, readers, workers, &ops, &ps, perr, sizeof perr)) {
+        fprintf(stderr, "ckey: %s\n", perr);
+        rc = EXIT_RUNTIME;
+        json_failed(&o, perr, rc);
+    }
+#ifdef CK_HAVE_FFMPEG
+    for (int k = 0; k < 3; k++)
+        if (kr.vw[k] && ck_video_writer_close(kr.vw[k], rc != 0, &err) != CK_OK) rc = EXIT_RUNTIME;
+    ck_video_close(vin);
+    ck_video_close(vhint);
+#endif
+    if (rc == 0) {
+        const int n = ps.frames > 0 ? ps.frames : 1;
+        if (o.json)
+            printf("{\"event\": \"completed\", \"frames_written\": %d, \"skipped\": %d, \"seconds\": %.3f, "
+                   "\"fps\": %.3f, \"workers\": %d, \"stage_ms_per_frame\": {\"read\": %.1f, \"network\": %.1f, "
+                   "\"finish\": %.1f, \"write\": %.1f, \"ordered\": %.1f}}\n",
+                   ps.frames, ps.skipped, now_s() - t0, ps.frames / (ps.wall_s > 0 ? ps.wall_s : 1e-9), workers,
+                   1e3 * ps.read_s / n, 1e3 * ps.network_s / n, 1e3 * ps.finish_s / n, 1e3 * ps.write_s / n,
+                   1e3 * ps.ordered_s / n);
+        if (!o.quiet) {
+            fprintf(stderr, "ckey: keyed %d frame%s%s into %s\n", ps.frames, ps.frames == 1 ? "" : "s",
+                    ps.skipped ? " (others already present, skipped)" : "", o.out);
+            if (ps.frames > 1)
+                fprintf(stderr,
+                        "ckey: %.2f fps; per frame: read %.0f ms, network %.0f ms, post-processing %.0f ms, "
+                        "writing %.0f ms, video %.0f ms (%d workers overlap the last three)\n",
+                        ps.frames / (ps.wall_s > 0 ? ps.wall_s : 1e-9), 1e3 * ps.read_s / n, 1e3 * ps.network_s / n,
+                        1e3 * ps.finish_s / n, 1e3 * ps.write_s / n, 1e3 * ps.ordered_s / n, workers);
+        }
+    }
+    ck_ctx_free(ctx);
+    ck_seq_free(&imgs), ck_seq_free(&hints);
+    return rc;
+}
+

@@ -1,0 +1,47 @@
+/* Shared pieces of `ckey key` and `ckey clip`: options, frame files and passes, events.
+ * frame_io.c reads plates and hints and writes CorridorKey's passes atomically; key.c runs a shot
+ * through the frame pipeline (pipeline.h); main.c parses the command lines. */
+#ifndef CK_CLI_KEY_H
+#define CK_CLI_KEY_H
+
+#include "ckey.h"
+#include "core/check.h"
+#include "io/image.h"
+
+#include <stdio.h>
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+
+typedef struct key_opts {
+    const char        *image, *hint, *checkpoint, *out, *frames, *shard;
+    int                skip_existing;
+    int                json; /* NDJSON events on stdout */
+    const char        *video_out; /* comma list: prores, ffv1, h264 */
+    ck_exr_compression exr;
+    int                quiet;
+    int                workers; /* post-processing and writing threads; 0 = ck_pipe_default_workers() */
+    ck_params          p;
+} key_opts;
+
+/* frame_io.c */
+int         file_exists(const char *p);
+const char *default_checkpoint(char *buf, size_t n); /* $CKEY_CHECKPOINT, ./, ~/.cache/ckey/; NULL if none */
+int         mkdir_p(const char *path);
+void        file_stem(char *out, size_t n, const char *path);
+int         is_dir(const char *p);
+double      now_s(void);
+/* The plate as 3-channel sRGB-or-linear floats (CorridorKey's CLI conventions); the hint's first channel. */
+ck_status   read_plate(const char *path, int input_is_linear, ck_image *rgb, ck_err *err);
+ck_status   read_hint(const char *path, ck_image *hint, ck_err *err);
+/* Every pass of one frame into o->out, atomically as a set; 0 on success, else EXIT_RUNTIME. */
+int         write_passes(const key_opts *o, const char *stem, ck_result *res);
+int         frame_done(const key_opts *o, const char *stem); /* every pass already there */
+void        json_str(FILE *f, const char *s);
+void        json_failed(const key_opts *o, const char *msg, int code);
+void        progress_human(int done_idx, int count, const char *stem, double fps, double eta);
+
+/* key.c: keys o.image (a file, a folder of frames or a video) into o.out; returns the exit status. */
+int run_key(key_opts o);
+
+#endif
