@@ -48,6 +48,9 @@ static ck_tensor hiera_block(ck_exec *ex, const ck_config *cfg, const ck_block_c
     ck_tensor a = CK_NEW(ex, B, Hq, Wq, Cout);
     ck_attn_scatter(ex, &a, &o, bc->heads, bc->q_pool ? win_h / 2 : win_h, bc->q_pool ? win_w / 2 : win_w);
     ck_linear(ex, &y, &a, &bw->aproj_w, &bw->aproj_b, CK_ACT_NONE, &y); /* x = residual + attn */
+    /* the attention's scratch is dead: the MLP reuses it (at S = 2048 the first pooling block would
+     * otherwise stack its MLP on top of full-resolution qkv, k and v, the encoder's peak) */
+    ck_arena_reset(ex->arena, mark);
 
     ck_tensor xn2 = CK_NEW(ex, B, Hq, Wq, Cout);
     ck_layernorm(ex, &xn2, &y, &bw->norm2_w, &bw->norm2_b, cfg->ln_eps);
