@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh Debian/Ubuntu machine: install what is missing, build, then
 #   sample : key a sample frame (the main job) into out/sample/
-#   test   : run the test suite (ctest), plus the file-parser tests under AddressSanitizer
+#   test   : run the test suite (ctest), plus the file parsers and the frame pipeline under AddressSanitizer
 # Usage: scripts/bootstrap.sh sample|test
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,10 +36,10 @@ sample)
     ;;
 test)
     (cd build && ctest --output-on-failure -j2)
-    echo "== file parsers under AddressSanitizer + UBSan (build-asan/)"
+    echo "== file parsers and the frame pipeline (threads) under AddressSanitizer + UBSan (build-asan/)"
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCK_SANITIZE=ON -DCK_WITH_CUDA=OFF
-    cmake --build build-asan -j"$jobs" --target test_checkpoint test_image_io
-    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -R 'test_checkpoint|test_image_io')
+    cmake --build build-asan -j"$jobs" --target test_checkpoint test_image_io ckey
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -R 'test_checkpoint|test_image_io|test_pipeline')
     ;;
 *)
     echo "usage: $0 sample|test" >&2
