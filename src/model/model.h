@@ -125,8 +125,10 @@ void ck_refiner_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, 
 void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
                              const ck_tensor *logits, const ck_tensor *out, float delta_scale);
 /* Same result, computed per tile (tile×tile owned pixels, `halo` margin) with GroupNorm statistics
- * frozen from a full-image pass; equal to the untiled refiner when halo ≥ 31. */
+ * frozen from a full-image pass (bounded = 0: bit-identical to the untiled refiner when halo ≥ 31) or
+ * gathered tile by tile (bounded = 1: tile-sized memory only, equal within float rounding). */
 void ck_refiner_forward_tiled(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
-                              const ck_tensor *logits_up, const ck_tensor *delta_raw, int tile, int halo);
+                              const ck_tensor *logits_up, const ck_tensor *delta_raw, int tile, int halo,
+                              int bounded);
 
 #endif

@@ -10,6 +10,7 @@
  * where t goes later. */
 #include "model/model.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* One GroupNorm's statistics slot: (B, groups, 2) float32 inside the (n_gn, B, groups, 2) block. */
@@ -171,30 +172,142 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
     ck_arena_reset(ex->arena, mark);
 }
 
-/* Frozen GroupNorm (the MLX port's scheme, exact): one full-image pass records the statistics of all
- * GroupNorms, then the refiner runs per tile of `tile`×`tile` output pixels with a `halo` margin (clamped
+/* The pre-norm input of GroupNorm `stop` (0 = stem, 1 + 2r = gn1 of block r, 2 + 2r = gn2 of block r)
+ * on a tile: the refiner's layers before it, with the statistics of the earlier GroupNorms frozen in
+ * `st`. in (B,h,w,7) → returns a view of a, t or u (B,h,w,Hd). */
+static ck_tensor refiner_until(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
+                               const ck_tensor *a, const ck_tensor *t, const ck_tensor *u, const ck_tensor *st,
+                               int stop) {
+    const int groups = cfg->ref_groups;
+    ck_conv2d(ex, a, in, &w->stem_w, &w->stem_b, 1, 1, 1);
+    if (stop == 0) return *a;
+    ck_groupnorm(ex, a, a, &w->stem_gn_w, &w->stem_gn_b, groups, cfg->gn_eps, NULL, CK_ACT_RELU, &st[0], 1);
+    for (int r = 0; r < cfg->ref_blocks; r++) {
+        const ck_res_w *rw = &w->res[r];
+        const int       d  = 1 << r;
+        ck_conv2d(ex, t, a, &rw->conv1_w, &rw->conv1_b, 1, d, d);
+        if (stop == 1 + 2 * r) return *t;
+        ck_groupnorm(ex, t, t, &rw->gn1_w, &rw->gn1_b, groups, cfg->gn_eps, NULL, CK_ACT_RELU, &st[1 + 2 * r], 1);
+        ck_conv2d(ex, u, t, &rw->conv2_w, &rw->conv2_b, 1, d, d);
+        if (stop == 2 + 2 * r) return *u;
+        ck_groupnorm(ex, a, u, &rw->gn2_w, &rw->gn2_b, groups, cfg->gn_eps, a, CK_ACT_RELU, &st[2 + 2 * r], 1);
+    }
+    CK_ASSERT(!"GroupNorm index out of range");
+    return *a;
+}
+
+/* GroupNorm `which`'s affine parameters. */
+static void gn_affine(const ck_weights *w, int which, const ck_tensor **g, const ck_tensor **b) {
+    if (which == 0) *g = &w->stem_gn_w, *b = &w->stem_gn_b;
+    else if (which % 2) *g = &w->res[(which - 1) / 2].gn1_w, *b = &w->res[(which - 1) / 2].gn1_b;
+    else *g = &w->res[(which - 2) / 2].gn2_w, *b = &w->res[(which - 2) / 2].gn2_b;
+}
+
+/* Tile grid: owned rectangle [y0,y1)×[x0,x1) and its halo-extended one [ya,yb)×[xa,xb), clamped. */
+typedef struct tile_rect {
+    int y0, y1, x0, x1, ya, yb, xa, xb;
+} tile_rect;
+
+static tile_rect tile_at(int64_t H, int64_t W, int y0, int x0, int tile, int halo) {
+    tile_rect r;
+    r.y0 = y0, r.x0 = x0;
+    r.y1 = y0 + tile < H ? y0 + tile : (int)H, r.x1 = x0 + tile < W ? x0 + tile : (int)W;
+    r.ya = y0 - halo > 0 ? y0 - halo : 0, r.xa = x0 - halo > 0 ? x0 - halo : 0;
+    r.yb = r.y1 + halo < H ? r.y1 + halo : (int)H, r.xb = r.x1 + halo < W ? r.x1 + halo : (int)W;
+    return r;
+}
+
+/* The statistics of all GroupNorms without a full-size activation: for each GroupNorm in order, every
+ * tile runs the layers before it (earlier statistics frozen) and the group moments of its owned pixels
+ * are merged on the host in double precision (Chan's pairwise formula). Memory: tile-sized buffers;
+ * compute: about five times the refiner. Exact up to the float rounding of the per-tile (mean, rstd)
+ * and of the merge order. Synchronizes the backend (not for graph capture). */
+static void stats_bounded(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
+                          const ck_tensor *logits_up, const ck_tensor *stats, int tile, int halo) {
+    const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], Hd = cfg->ref_hidden;
+    const int     groups = cfg->ref_groups, n_gn = 2 * cfg->ref_blocks + 1;
+    ck_tensor     st[2 * CK_MAX_REF_BLOCKS + 1];
+    for (int i = 0; i < n_gn; i++) st[i] = stats_slot(stats, i);
+    const size_t n_stat = (size_t)(B * groups);
+    double      *cnt = calloc(n_stat, sizeof(double)), *mean = calloc(n_stat, sizeof(double));
+    double      *m2  = calloc(n_stat, sizeof(double));
+    float       *tmp = malloc(sizeof(float) * 2 * n_stat);
+    CK_ASSERT(cnt && mean && m2 && tmp);
+    for (int L = 0; L < n_gn; L++) {
+        for (size_t i = 0; i < n_stat; i++) cnt[i] = mean[i] = m2[i] = 0.0;
+        const ck_tensor *gg, *gb;
+        gn_affine(w, L, &gg, &gb);
+        for (int y0 = 0; y0 < H; y0 += tile)
+            for (int x0 = 0; x0 < W; x0 += tile) {
+                const tile_rect r  = tile_at(H, W, y0, x0, tile, halo);
+                const int       th = r.yb - r.ya, tw = r.xb - r.xa, oh = r.y1 - r.y0, ow = r.x1 - r.x0;
+                const size_t    tm = ck_arena_mark(ex->arena);
+                ck_tensor       tx = ck_new_dtype(ex, x->dtype, 4, (int64_t[]){B, th, tw, x->shape[3]});
+                ck_tensor       tl = ck_new_dtype(ex, logits_up->dtype, 4, (int64_t[]){B, th, tw, 4});
+                ck_tensor       in = CK_NEW(ex, B, th, tw, 7);
+                ck_tensor       a = CK_NEW(ex, B, th, tw, Hd), t = CK_NEW(ex, B, th, tw, Hd);
+                ck_tensor       u = CK_NEW(ex, B, th, tw, Hd), own = CK_NEW(ex, B, oh, ow, Hd);
+                ck_tensor       ts = CK_NEW_DT(ex, CK_DTYPE_F32, B, groups, 2);
+                ck_copy_rect(ex, &tx, 0, 0, x, r.ya, r.xa, th, tw);
+                ck_copy_rect(ex, &tl, 0, 0, logits_up, r.ya, r.xa, th, tw);
+                ck_concat_sigmoid(ex, &in, &tx, 3, &tl);
+                const ck_tensor pre = refiner_until(ex, cfg, w, &in, &a, &t, &u, st, L);
+                ck_copy_rect(ex, &own, 0, 0, &pre, r.y0 - r.ya, r.x0 - r.xa, oh, ow);
+                ck_groupnorm(ex, &own, &own, gg, gb, groups, cfg->gn_eps, NULL, CK_ACT_NONE, &ts, 0);
+                if (!ex->planning) { /* merge this tile's moments */
+                    ex->be->download(ex->be, tmp, ts.data, sizeof(float) * 2 * n_stat);
+                    ex->be->synchronize(ex->be);
+                    const double nt = (double)oh * ow * (double)(Hd / groups);
+                    for (size_t i = 0; i < n_stat; i++) {
+                        const double mt = tmp[2 * i], rs = tmp[2 * i + 1];
+                        double       vt = 1.0 / (rs * rs) - (double)cfg->gn_eps;
+                        if (vt < 0) vt = 0;
+                        const double n = cnt[i] + nt, dlt = mt - mean[i];
+                        mean[i] += dlt * nt / n;
+                        m2[i] += vt * nt + dlt * dlt * cnt[i] * nt / n;
+                        cnt[i] = n;
+                    }
+                }
+                ck_arena_reset(ex->arena, tm);
+            }
+        if (!ex->planning) {
+            for (size_t i = 0; i < n_stat; i++) {
+                const double v = m2[i] / cnt[i];
+                tmp[2 * i]     = (float)mean[i];
+                tmp[2 * i + 1] = (float)(1.0 / sqrt((v > 0 ? v : 0) + (double)cfg->gn_eps));
+            }
+            ex->be->upload(ex->be, st[L].data, tmp, sizeof(float) * 2 * n_stat);
+        }
+    }
+    free(cnt), free(mean), free(m2), free(tmp);
+}
+
+/* Frozen GroupNorm (the MLX port's scheme, exact): the statistics of all GroupNorms from the whole
+ * image, then the refiner runs per tile of `tile`×`tile` output pixels with a `halo` margin (clamped
  * to the image, so the image border keeps its zero padding) using those statistics. With halo ≥ the
- * receptive radius (1 + 2·(1+2+4+8) = 31) every owned pixel sees exactly what the untiled refiner sees. */
+ * receptive radius (1 + 2·(1+2+4+8) = 31) every owned pixel sees exactly what the untiled refiner sees.
+ * bounded = 0: the statistics come from one untiled pass (bit-identical to the untiled refiner);
+ * bounded = 1: from stats_bounded (tile-sized memory throughout; equal within float rounding). */
 void ck_refiner_forward_tiled(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
-                              const ck_tensor *logits_up, const ck_tensor *delta_raw, int tile, int halo) {
+                              const ck_tensor *logits_up, const ck_tensor *delta_raw, int tile, int halo, int bounded) {
     const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2];
     CK_ASSERT(tile > 0 && halo >= 0);
     const size_t mark  = ck_arena_mark(ex->arena);
     ck_tensor    stats = CK_NEW_DT(ex, CK_DTYPE_F32, 2 * cfg->ref_blocks + 1, B, cfg->ref_groups, 2);
-    refiner_run(ex, cfg, w, x, logits_up, delta_raw, &stats, 0); /* statistics pass */
+    if (bounded) stats_bounded(ex, cfg, w, x, logits_up, &stats, tile, halo);
+    else refiner_run(ex, cfg, w, x, logits_up, delta_raw, &stats, 0); /* statistics pass */
     for (int y0 = 0; y0 < H; y0 += tile)
         for (int x0 = 0; x0 < W; x0 += tile) {
-            const int    y1 = y0 + tile < H ? y0 + tile : (int)H, x1 = x0 + tile < W ? x0 + tile : (int)W;
-            const int    ya = y0 - halo > 0 ? y0 - halo : 0, xa = x0 - halo > 0 ? x0 - halo : 0;
-            const int    yb = y1 + halo < H ? y1 + halo : (int)H, xb = x1 + halo < W ? x1 + halo : (int)W;
-            const size_t tm = ck_arena_mark(ex->arena);
-            ck_tensor    tx = ck_new_dtype(ex, x->dtype, 4, (int64_t[]){B, yb - ya, xb - xa, x->shape[3]});
-            ck_tensor    tl = ck_new_dtype(ex, logits_up->dtype, 4, (int64_t[]){B, yb - ya, xb - xa, 4});
-            ck_tensor    td = ck_new_dtype(ex, delta_raw->dtype, 4, (int64_t[]){B, yb - ya, xb - xa, 4});
-            ck_copy_rect(ex, &tx, 0, 0, x, ya, xa, yb - ya, xb - xa);
-            ck_copy_rect(ex, &tl, 0, 0, logits_up, ya, xa, yb - ya, xb - xa);
+            const tile_rect r  = tile_at(H, W, y0, x0, tile, halo);
+            const int       th = r.yb - r.ya, tw = r.xb - r.xa;
+            const size_t    tm = ck_arena_mark(ex->arena);
+            ck_tensor       tx = ck_new_dtype(ex, x->dtype, 4, (int64_t[]){B, th, tw, x->shape[3]});
+            ck_tensor       tl = ck_new_dtype(ex, logits_up->dtype, 4, (int64_t[]){B, th, tw, 4});
+            ck_tensor       td = ck_new_dtype(ex, delta_raw->dtype, 4, (int64_t[]){B, th, tw, 4});
+            ck_copy_rect(ex, &tx, 0, 0, x, r.ya, r.xa, th, tw);
+            ck_copy_rect(ex, &tl, 0, 0, logits_up, r.ya, r.xa, th, tw);
             refiner_run(ex, cfg, w, &tx, &tl, &td, &stats, 1);
-            ck_copy_rect(ex, delta_raw, y0, x0, &td, y0 - ya, x0 - xa, y1 - y0, x1 - x0);
+            ck_copy_rect(ex, delta_raw, r.y0, r.x0, &td, r.y0 - r.ya, r.x0 - r.xa, r.y1 - r.y0, r.x1 - r.x0);
             ck_arena_reset(ex->arena, tm);
         }
     ck_arena_reset(ex->arena, mark);
