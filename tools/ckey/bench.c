@@ -382,6 +382,34 @@ static void first_line(const char *path, char *buf, size_t n) {
     fclose(f);
 }
 
+/* The checked-out commit when run from a git work tree (.git/HEAD, then its ref file or packed-refs),
+ * abbreviated to 7 hex digits; "" otherwise. */
+static void git_head(char *buf, size_t n) {
+    char head[256], ref[300], line[512];
+    buf[0] = '\0';
+    first_line(".git/HEAD", head, sizeof head);
+    if (!strncmp(head, "ref: ", 5)) {
+        snprintf(ref, sizeof ref, ".git/%s", head + 5);
+        first_line(ref, line, sizeof line);
+        if (!line[0]) { /* packed: "<sha> <ref>" lines */
+            FILE *f = fopen(".git/packed-refs", "r");
+            while (f && fgets(line, sizeof line, f)) {
+                line[strcspn(line, "\r\n")] = '\0';
+                const char *sp = strchr(line, ' ');
+                if (sp && !strcmp(sp + 1, head + 5)) {
+                    line[sp - line] = '\0';
+                    break;
+                }
+                line[0] = '\0';
+            }
+            if (f) fclose(f);
+        }
+    } else {
+        snprintf(line, sizeof line, "%s", head); /* detached: the sha itself */
+    }
+    if (strlen(line) >= 7 && strspn(line, "0123456789abcdef") >= 7) snprintf(buf, n, "%.7s", line);
+}
+
 static void cpu_model(char *buf, size_t n) {
     FILE *f = fopen("/proc/cpuinfo", "r");
     char  line[512];
@@ -468,7 +496,8 @@ static int bench_sweep(const bench_opts *o) {
     strftime(date, sizeof date, "%Y-%m-%d %H:%M %Z", localtime(&now));
     const char *env = getenv("CKEY_COMMIT");
     if (env && *env) snprintf(commit, sizeof commit, "%s", env);
-    else first_line("BUILD_COMMIT", commit, sizeof commit);
+    else git_head(commit, sizeof commit);
+    if (!commit[0]) first_line("BUILD_COMMIT", commit, sizeof commit); /* copies without .git */
     if (!commit[0]) snprintf(commit, sizeof commit, "unknown");
     if (cpu) cpu_model(name, sizeof name);
     else snprintf(name, sizeof name, "%s, sm_%d%d, %.1f GiB", di.name, di.cc_major, di.cc_minor, di.total_bytes / 1073741824.0);
