@@ -93,6 +93,11 @@ int ck_checkpoint_canonicalize(ck_checkpoint *ck);
 ck_status ck_config_from_checkpoint(ck_config *cfg, const ck_checkpoint *ck, int size, int head_dim, ck_err *err);
 void      ck_config_log(const ck_config *cfg);
 
+/* Every tensor a checkpoint for configuration c holds, in state_dict order (validation, random
+ * weights): ndim ≤ 4, unused dims 0; is_counter marks BatchNorm's int64 num_batches_tracked. */
+typedef void (*ck_layout_fn)(void *user, const char *name, int ndim, const int64_t shape[4], int is_counter);
+void ck_weights_layout(const ck_config *c, ck_layout_fn fn, void *user);
+
 /* Validates every tensor (name, shape, dtype; missing and unexpected keys reported one per message),
  * converts to fp32, resizes pos_embed, folds the decoders, and uploads once to the backend. */
 ck_status ck_weights_load(ck_weights *w, const ck_config *cfg, const ck_checkpoint *ck, ck_backend *be, ck_err *err);

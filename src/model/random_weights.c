@@ -16,9 +16,9 @@
  * seeded from (seed, tensor name, chunk index). The chunks fill in parallel, and the result does not
  * depend on the thread count. */
 #include "model/random_weights.h"
+#include "model/model.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,9 +159,9 @@ static void set_rule(rw_tensor *t, int hidden) {
     }
 }
 
-static void add(rw_list *l, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, const char *fmt, ...)
-    CK_PRINTF(7, 8);
-static void add(rw_list *l, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, const char *fmt, ...) {
+static void add(void *user, const char *name, int ndim, const int64_t shape[4], int is_counter) {
+    rw_list *l = user;
+    (void)is_counter; /* set_rule knows num_batches_tracked by name */
     if (l->failed) return;
     if (l->n == l->cap) {
         const int  cap = l->cap ? 2 * l->cap : 256;
@@ -174,82 +174,36 @@ static void add(rw_list *l, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_
     }
     rw_tensor *t = &l->t[l->n++];
     memset(t, 0, sizeof *t);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(t->name, sizeof t->name, fmt, ap);
-    va_end(ap);
-    const int64_t d[4] = {d0, d1, d2, d3};
-    t->ndim            = ndim;
-    t->numel           = 1;
-    for (int i = 0; i < ndim; i++) t->shape[i] = d[i], t->numel *= (size_t)d[i];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->ndim  = ndim;
+    t->numel = 1;
+    for (int i = 0; i < ndim; i++) t->shape[i] = shape[i], t->numel *= (size_t)shape[i];
     set_rule(t, l->hidden);
 }
 
+/* The tensor list of architecture a: the layout the loader validates (ck_weights_layout), for the
+ * configuration the checkpoint would yield (timm Hiera: the first block of each later stage doubles
+ * the width and pools q; MLP ratio 4; GreenFormer heads and refiner). */
 static void build(rw_list *l, const rw_arch *a) {
-    l->hidden    = a->ref_hidden;
-    const int C0 = a->embed_dim, g = a->train_size / 4;
-    add(l, 3, 1, (int64_t)g * g, C0, 0, "encoder.model.pos_embed");
-    add(l, 4, C0, 4, 7, 7, "encoder.model.patch_embed.proj.weight");
-    add(l, 1, C0, 0, 0, 0, "encoder.model.patch_embed.proj.bias");
-    /* timm Hiera: the first block of each later stage doubles the width (and pools q) */
-    int stage_dim[4], dim = C0, end = -1, blk = 0;
+    ck_config c;
+    memset(&c, 0, sizeof c);
+    c.in_chans = 4, c.embed_dim = a->embed_dim, c.patch_kernel = 7, c.pos_grid = a->train_size / 4;
+    int dim = a->embed_dim;
     for (int s = 0; s < 4; s++) {
-        for (int j = 0; j < a->stages[s]; j++, blk++) {
-            const int dout = blk - 1 == end && blk > 0 ? 2 * dim : dim;
-            add(l, 1, dim, 0, 0, 0, "encoder.model.blocks.%d.norm1.weight", blk);
-            add(l, 1, dim, 0, 0, 0, "encoder.model.blocks.%d.norm1.bias", blk);
-            if (dout != dim) {
-                add(l, 2, dout, dim, 0, 0, "encoder.model.blocks.%d.proj.weight", blk);
-                add(l, 1, dout, 0, 0, 0, "encoder.model.blocks.%d.proj.bias", blk);
-            }
-            add(l, 2, 3 * dout, dim, 0, 0, "encoder.model.blocks.%d.attn.qkv.weight", blk);
-            add(l, 1, 3 * dout, 0, 0, 0, "encoder.model.blocks.%d.attn.qkv.bias", blk);
-            add(l, 2, dout, dout, 0, 0, "encoder.model.blocks.%d.attn.proj.weight", blk);
-            add(l, 1, dout, 0, 0, 0, "encoder.model.blocks.%d.attn.proj.bias", blk);
-            add(l, 1, dout, 0, 0, 0, "encoder.model.blocks.%d.norm2.weight", blk);
-            add(l, 1, dout, 0, 0, 0, "encoder.model.blocks.%d.norm2.bias", blk);
-            add(l, 2, 4 * dout, dout, 0, 0, "encoder.model.blocks.%d.mlp.fc1.weight", blk);
-            add(l, 1, 4 * dout, 0, 0, 0, "encoder.model.blocks.%d.mlp.fc1.bias", blk);
-            add(l, 2, dout, 4 * dout, 0, 0, "encoder.model.blocks.%d.mlp.fc2.weight", blk);
-            add(l, 1, dout, 0, 0, 0, "encoder.model.blocks.%d.mlp.fc2.bias", blk);
-            dim = dout;
+        for (int j = 0; j < a->stages[s]; j++) {
+            ck_block_cfg *b = &c.blocks[c.num_blocks++];
+            b->dim_in       = dim;
+            b->dim_out      = s > 0 && j == 0 ? 2 * dim : dim;
+            b->q_pool       = b->dim_out != b->dim_in;
+            b->mlp_hidden   = 4 * b->dim_out;
+            dim             = b->dim_out;
         }
-        end += a->stages[s];
-        stage_dim[s] = dim;
+        c.stage_dim[s] = dim;
     }
-    const char *heads[2] = {"alpha_decoder", "fg_decoder"};
-    const int   E = a->dec_dim, outs[2] = {1, 3};
-    for (int h = 0; h < 2; h++) {
-        for (int s = 4; s >= 1; s--) {
-            add(l, 2, E, stage_dim[s - 1], 0, 0, "%s.linear_c%d.proj.weight", heads[h], s);
-            add(l, 1, E, 0, 0, 0, "%s.linear_c%d.proj.bias", heads[h], s);
-        }
-        add(l, 4, E, 4 * E, 1, 1, "%s.linear_fuse.weight", heads[h]);
-        add(l, 1, E, 0, 0, 0, "%s.bn.weight", heads[h]);
-        add(l, 1, E, 0, 0, 0, "%s.bn.bias", heads[h]);
-        add(l, 1, E, 0, 0, 0, "%s.bn.running_mean", heads[h]);
-        add(l, 1, E, 0, 0, 0, "%s.bn.running_var", heads[h]);
-        add(l, 0, 0, 0, 0, 0, "%s.bn.num_batches_tracked", heads[h]);
-        add(l, 4, outs[h], E, 1, 1, "%s.classifier.weight", heads[h]);
-        add(l, 1, outs[h], 0, 0, 0, "%s.classifier.bias", heads[h]);
-    }
-    const int H = a->ref_hidden;
-    add(l, 4, H, 7, 3, 3, "refiner.stem.0.weight");
-    add(l, 1, H, 0, 0, 0, "refiner.stem.0.bias");
-    add(l, 1, H, 0, 0, 0, "refiner.stem.1.weight");
-    add(l, 1, H, 0, 0, 0, "refiner.stem.1.bias");
-    for (int r = 1; r <= 4; r++) {
-        add(l, 4, H, H, 3, 3, "refiner.res%d.conv1.weight", r);
-        add(l, 1, H, 0, 0, 0, "refiner.res%d.conv1.bias", r);
-        add(l, 1, H, 0, 0, 0, "refiner.res%d.gn1.weight", r);
-        add(l, 1, H, 0, 0, 0, "refiner.res%d.gn1.bias", r);
-        add(l, 4, H, H, 3, 3, "refiner.res%d.conv2.weight", r);
-        add(l, 1, H, 0, 0, 0, "refiner.res%d.conv2.bias", r);
-        add(l, 1, H, 0, 0, 0, "refiner.res%d.gn2.weight", r);
-        add(l, 1, H, 0, 0, 0, "refiner.res%d.gn2.bias", r);
-    }
-    add(l, 4, 4, H, 1, 1, "refiner.final.weight");
-    add(l, 1, 4, 0, 0, 0, "refiner.final.bias");
+    c.dec_dim = a->dec_dim, c.dec_out[0] = 1, c.dec_out[1] = 3;
+    c.ref_hidden = a->ref_hidden, c.ref_blocks = 4;
+    l->hidden    = a->ref_hidden;
+    ck_weights_layout(&c, add, l);
 }
 
 /* ---- pos_embed: sum of three plane waves per channel, sin(A_y + B_x) = sin A cos B + cos A sin B,

@@ -28,80 +28,89 @@ typedef struct table {
     int    n;
 } table;
 
-static void add(table *t, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, const char *fmt, ...)
-    CK_PRINTF(7, 8);
-static void add(table *t, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, const char *fmt, ...) {
+/* The checkpoint's tensors for configuration c, in state_dict order: name, shape; counters are
+ * BatchNorm's num_batches_tracked (int64 scalars the model never reads). */
+void ck_weights_layout(const ck_config *c, ck_layout_fn fn, void *user) {
+    char          name[CK_CKPT_NAME_MAX];
+    const int64_t z = 0;
+#define ADD(counter, ndim, d0, d1, d2, d3, ...)                                                         \
+    do {                                                                                              \
+        snprintf(name, sizeof name, __VA_ARGS__);                                                     \
+        fn(user, name, ndim, (const int64_t[]){(d0), (d1), (d2), (d3)}, counter);                     \
+    } while (0)
+    const int C0 = c->embed_dim;
+    ADD(0, 3, 1, (int64_t)c->pos_grid * c->pos_grid, C0, z, "encoder.model.pos_embed");
+    ADD(0, 4, C0, c->in_chans, c->patch_kernel, c->patch_kernel, "encoder.model.patch_embed.proj.weight");
+    ADD(0, 1, C0, z, z, z, "encoder.model.patch_embed.proj.bias");
+    for (int i = 0; i < c->num_blocks; i++) {
+        const ck_block_cfg *b = &c->blocks[i];
+        const int64_t ci = b->dim_in, co = b->dim_out, hid = b->mlp_hidden;
+        ADD(0, 1, ci, z, z, z, "encoder.model.blocks.%d.norm1.weight", i);
+        ADD(0, 1, ci, z, z, z, "encoder.model.blocks.%d.norm1.bias", i);
+        if (b->q_pool) {
+            ADD(0, 2, co, ci, z, z, "encoder.model.blocks.%d.proj.weight", i);
+            ADD(0, 1, co, z, z, z, "encoder.model.blocks.%d.proj.bias", i);
+        }
+        ADD(0, 2, 3 * co, ci, z, z, "encoder.model.blocks.%d.attn.qkv.weight", i);
+        ADD(0, 1, 3 * co, z, z, z, "encoder.model.blocks.%d.attn.qkv.bias", i);
+        ADD(0, 2, co, co, z, z, "encoder.model.blocks.%d.attn.proj.weight", i);
+        ADD(0, 1, co, z, z, z, "encoder.model.blocks.%d.attn.proj.bias", i);
+        ADD(0, 1, co, z, z, z, "encoder.model.blocks.%d.norm2.weight", i);
+        ADD(0, 1, co, z, z, z, "encoder.model.blocks.%d.norm2.bias", i);
+        ADD(0, 2, hid, co, z, z, "encoder.model.blocks.%d.mlp.fc1.weight", i);
+        ADD(0, 1, hid, z, z, z, "encoder.model.blocks.%d.mlp.fc1.bias", i);
+        ADD(0, 2, co, hid, z, z, "encoder.model.blocks.%d.mlp.fc2.weight", i);
+        ADD(0, 1, co, z, z, z, "encoder.model.blocks.%d.mlp.fc2.bias", i);
+    }
+    const char   *heads[2] = {"alpha_decoder", "fg_decoder"};
+    const int64_t E        = c->dec_dim;
+    for (int h = 0; h < 2; h++) {
+        for (int s = 4; s >= 1; s--) {
+            ADD(0, 2, E, c->stage_dim[s - 1], z, z, "%s.linear_c%d.proj.weight", heads[h], s);
+            ADD(0, 1, E, z, z, z, "%s.linear_c%d.proj.bias", heads[h], s);
+        }
+        ADD(0, 4, E, 4 * E, 1, 1, "%s.linear_fuse.weight", heads[h]);
+        ADD(0, 1, E, z, z, z, "%s.bn.weight", heads[h]);
+        ADD(0, 1, E, z, z, z, "%s.bn.bias", heads[h]);
+        ADD(0, 1, E, z, z, z, "%s.bn.running_mean", heads[h]);
+        ADD(0, 1, E, z, z, z, "%s.bn.running_var", heads[h]);
+        ADD(1, 0, z, z, z, z, "%s.bn.num_batches_tracked", heads[h]);
+        ADD(0, 4, c->dec_out[h], E, 1, 1, "%s.classifier.weight", heads[h]);
+        ADD(0, 1, c->dec_out[h], z, z, z, "%s.classifier.bias", heads[h]);
+    }
+    const int64_t H = c->ref_hidden;
+    ADD(0, 4, H, 7, 3, 3, "refiner.stem.0.weight");
+    ADD(0, 1, H, z, z, z, "refiner.stem.0.bias");
+    ADD(0, 1, H, z, z, z, "refiner.stem.1.weight");
+    ADD(0, 1, H, z, z, z, "refiner.stem.1.bias");
+    for (int r = 1; r <= c->ref_blocks; r++) {
+        ADD(0, 4, H, H, 3, 3, "refiner.res%d.conv1.weight", r);
+        ADD(0, 1, H, z, z, z, "refiner.res%d.conv1.bias", r);
+        ADD(0, 1, H, z, z, z, "refiner.res%d.gn1.weight", r);
+        ADD(0, 1, H, z, z, z, "refiner.res%d.gn1.bias", r);
+        ADD(0, 4, H, H, 3, 3, "refiner.res%d.conv2.weight", r);
+        ADD(0, 1, H, z, z, z, "refiner.res%d.conv2.bias", r);
+        ADD(0, 1, H, z, z, z, "refiner.res%d.gn2.weight", r);
+        ADD(0, 1, H, z, z, z, "refiner.res%d.gn2.bias", r);
+    }
+    ADD(0, 4, 4, H, 1, 1, "refiner.final.weight");
+    ADD(0, 1, 4, z, z, z, "refiner.final.bias");
+#undef ADD
+}
+
+static void table_add(void *user, const char *name, int ndim, const int64_t shape[4], int is_counter) {
+    table *t = user;
     CK_ASSERT(t->n < MAX_EXPECT);
     expect *e = &t->e[t->n++];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->name, sizeof e->name, fmt, ap);
-    va_end(ap);
-    e->ndim       = ndim;
-    e->shape[0]   = d0, e->shape[1] = d1, e->shape[2] = d2, e->shape[3] = d3;
-    e->is_counter = 0;
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->ndim = ndim;
+    for (int d = 0; d < 4; d++) e->shape[d] = shape[d];
+    e->is_counter = is_counter;
 }
 
 static void build_table(table *t, const ck_config *c) {
     t->n = 0;
-    const int C0 = c->embed_dim;
-    add(t, 3, 1, (int64_t)c->pos_grid * c->pos_grid, C0, 0, "encoder.model.pos_embed");
-    add(t, 4, C0, c->in_chans, c->patch_kernel, c->patch_kernel, "encoder.model.patch_embed.proj.weight");
-    add(t, 1, C0, 0, 0, 0, "encoder.model.patch_embed.proj.bias");
-    for (int i = 0; i < c->num_blocks; i++) {
-        const ck_block_cfg *b = &c->blocks[i];
-        const int ci = b->dim_in, co = b->dim_out, hid = b->mlp_hidden;
-        add(t, 1, ci, 0, 0, 0, "encoder.model.blocks.%d.norm1.weight", i);
-        add(t, 1, ci, 0, 0, 0, "encoder.model.blocks.%d.norm1.bias", i);
-        if (b->q_pool) {
-            add(t, 2, co, ci, 0, 0, "encoder.model.blocks.%d.proj.weight", i);
-            add(t, 1, co, 0, 0, 0, "encoder.model.blocks.%d.proj.bias", i);
-        }
-        add(t, 2, 3 * co, ci, 0, 0, "encoder.model.blocks.%d.attn.qkv.weight", i);
-        add(t, 1, 3 * co, 0, 0, 0, "encoder.model.blocks.%d.attn.qkv.bias", i);
-        add(t, 2, co, co, 0, 0, "encoder.model.blocks.%d.attn.proj.weight", i);
-        add(t, 1, co, 0, 0, 0, "encoder.model.blocks.%d.attn.proj.bias", i);
-        add(t, 1, co, 0, 0, 0, "encoder.model.blocks.%d.norm2.weight", i);
-        add(t, 1, co, 0, 0, 0, "encoder.model.blocks.%d.norm2.bias", i);
-        add(t, 2, hid, co, 0, 0, "encoder.model.blocks.%d.mlp.fc1.weight", i);
-        add(t, 1, hid, 0, 0, 0, "encoder.model.blocks.%d.mlp.fc1.bias", i);
-        add(t, 2, co, hid, 0, 0, "encoder.model.blocks.%d.mlp.fc2.weight", i);
-        add(t, 1, co, 0, 0, 0, "encoder.model.blocks.%d.mlp.fc2.bias", i);
-    }
-    const char *heads[2] = {"alpha_decoder", "fg_decoder"};
-    const int   E        = c->dec_dim;
-    for (int h = 0; h < 2; h++) {
-        for (int s = 4; s >= 1; s--) {
-            add(t, 2, E, c->stage_dim[s - 1], 0, 0, "%s.linear_c%d.proj.weight", heads[h], s);
-            add(t, 1, E, 0, 0, 0, "%s.linear_c%d.proj.bias", heads[h], s);
-        }
-        add(t, 4, E, 4 * E, 1, 1, "%s.linear_fuse.weight", heads[h]);
-        add(t, 1, E, 0, 0, 0, "%s.bn.weight", heads[h]);
-        add(t, 1, E, 0, 0, 0, "%s.bn.bias", heads[h]);
-        add(t, 1, E, 0, 0, 0, "%s.bn.running_mean", heads[h]);
-        add(t, 1, E, 0, 0, 0, "%s.bn.running_var", heads[h]);
-        add(t, 0, 0, 0, 0, 0, "%s.bn.num_batches_tracked", heads[h]);
-        t->e[t->n - 1].is_counter = 1;
-        add(t, 4, c->dec_out[h], E, 1, 1, "%s.classifier.weight", heads[h]);
-        add(t, 1, c->dec_out[h], 0, 0, 0, "%s.classifier.bias", heads[h]);
-    }
-    const int H = c->ref_hidden;
-    add(t, 4, H, 7, 3, 3, "refiner.stem.0.weight");
-    add(t, 1, H, 0, 0, 0, "refiner.stem.0.bias");
-    add(t, 1, H, 0, 0, 0, "refiner.stem.1.weight");
-    add(t, 1, H, 0, 0, 0, "refiner.stem.1.bias");
-    for (int r = 1; r <= c->ref_blocks; r++) {
-        add(t, 4, H, H, 3, 3, "refiner.res%d.conv1.weight", r);
-        add(t, 1, H, 0, 0, 0, "refiner.res%d.conv1.bias", r);
-        add(t, 1, H, 0, 0, 0, "refiner.res%d.gn1.weight", r);
-        add(t, 1, H, 0, 0, 0, "refiner.res%d.gn1.bias", r);
-        add(t, 4, H, H, 3, 3, "refiner.res%d.conv2.weight", r);
-        add(t, 1, H, 0, 0, 0, "refiner.res%d.conv2.bias", r);
-        add(t, 1, H, 0, 0, 0, "refiner.res%d.gn2.weight", r);
-        add(t, 1, H, 0, 0, 0, "refiner.res%d.gn2.bias", r);
-    }
-    add(t, 4, 4, H, 1, 1, "refiner.final.weight");
-    add(t, 1, 4, 0, 0, 0, "refiner.final.bias");
+    ck_weights_layout(c, table_add, t);
 }
 
 static const expect *find_expect(const table *t, const char *name) {
