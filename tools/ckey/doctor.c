@@ -19,6 +19,7 @@
  * 80 % of the available memory on the CPU. */
 #include "ckey.h"
 #include "cli.h"
+#include "key.h"
 #include "io/checkpoint.h"
 #include "model/model.h"
 #include "model/random_weights.h"
@@ -213,7 +214,7 @@ static int file_size(const char *p, double *mib) {
 }
 
 typedef struct ckpt_status {
-    char   searched[4][1100];
+    char   searched[4][CK_PATH_MAX];
     int    n_searched, found_at; /* index into searched, -1 none */
     double size_mib;
     char   format[40], summary[768];
@@ -226,13 +227,9 @@ static void check_checkpoint(ckpt_status *c, const char *given) {
     memset(c, 0, sizeof *c);
     c->found_at     = -1;
     c->given        = given != NULL;
-    const char *env = getenv("CKEY_CHECKPOINT"), *home = getenv("HOME");
+    int from_env = 0;
     if (given) snprintf(c->searched[c->n_searched++], sizeof c->searched[0], "%s", given);
-    else {
-        if (env && *env) snprintf(c->searched[c->n_searched++], sizeof c->searched[0], "%s", env);
-        snprintf(c->searched[c->n_searched++], sizeof c->searched[0], "./CorridorKey.pth");
-        if (home) snprintf(c->searched[c->n_searched++], sizeof c->searched[0], "%s/.cache/ckey/CorridorKey.pth", home);
-    }
+    else c->n_searched = checkpoint_candidates(c->searched, &from_env); /* the order `ckey key` uses */
     const int random = given && ck_random_weights_is_spec(given);
     for (int i = 0; i < c->n_searched && c->found_at < 0; i++)
         if (random || file_size(c->searched[i], &c->size_mib)) c->found_at = i;

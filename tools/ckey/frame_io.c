@@ -16,15 +16,25 @@ int file_exists(const char *p) {
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+int checkpoint_candidates(char out[][CK_PATH_MAX], int *from_env) {
+    const char *env = getenv("CKEY_CHECKPOINT"), *home = getenv("HOME");
+    int         n   = 0;
+    *from_env       = env && *env;
+    if (*from_env) snprintf(out[n++], CK_PATH_MAX, "%s", env);
+    snprintf(out[n++], CK_PATH_MAX, "./CorridorKey.pth");
+    if (home) snprintf(out[n++], CK_PATH_MAX, "%s/.cache/ckey/CorridorKey.pth", home);
+    return n;
+}
+
 const char *default_checkpoint(char *buf, size_t n) {
-    const char *env = getenv("CKEY_CHECKPOINT");
-    if (env && *env) return env;
-    if (file_exists("CorridorKey.pth")) return "CorridorKey.pth";
-    const char *home = getenv("HOME");
-    if (home) {
-        snprintf(buf, n, "%s/.cache/ckey/CorridorKey.pth", home);
-        if (file_exists(buf)) return buf;
-    }
+    char      cand[3][CK_PATH_MAX];
+    int       from_env;
+    const int nc = checkpoint_candidates(cand, &from_env);
+    for (int i = 0; i < nc; i++)
+        if ((i == 0 && from_env) || file_exists(cand[i])) { /* $CKEY_CHECKPOINT is taken as given */
+            snprintf(buf, n, "%s", cand[i]);
+            return buf;
+        }
     return NULL;
 }
 

@@ -33,7 +33,7 @@ typedef struct key_run {
 /* stdout carries NDJSON from several threads: one event per locked print */
 static pthread_mutex_t g_out_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void json_warning(const key_opts *o, int f, const char *msg, const char *stem) {
+static void json_warning(int f, const char *msg, const char *stem) {
     pthread_mutex_lock(&g_out_mu);
     printf("{\"event\": \"warning\", \"frame\": %d, \"message\": ", f);
     json_str(stdout, msg);
@@ -44,7 +44,6 @@ static void json_warning(const key_opts *o, int f, const char *msg, const char *
     printf("}\n");
     fflush(stdout);
     pthread_mutex_unlock(&g_out_mu);
-    (void)o;
 }
 
 static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
@@ -86,7 +85,7 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
     if (o->skip_existing && frame_done(o, fr->stem)) {
         free(rgb.data), free(hint.data);
         fr->skipped = 1;
-        if (o->json) json_warning(o, f, "already written; skipped (--skip-existing)", fr->stem);
+        if (o->json) json_warning(f, "already written; skipped (--skip-existing)", fr->stem);
         return 1;
     }
     int ok = 1;
@@ -104,7 +103,7 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
                                      "blue screen (a fallback; a drawn or generated hint keys better)"
                                    : "no --hint: using an automatic chroma-difference hint against the detected "
                                      "green screen (a fallback; a drawn or generated hint keys better)";
-            if (o->json) json_warning(o, f, msg, NULL);
+            if (o->json) json_warning(f, msg, NULL);
             else if (!o->quiet) fprintf(stderr, "ckey: warning: %s\n", msg);
         }
         if (!ok) snprintf(err.msg, sizeof err.msg, "%s: out of memory for the automatic hint", ipath);

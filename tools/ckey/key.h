@@ -26,7 +26,12 @@ typedef struct key_opts {
 
 /* frame_io.c */
 int         file_exists(const char *p);
-const char *default_checkpoint(char *buf, size_t n); /* $CKEY_CHECKPOINT, ./, ~/.cache/ckey/; NULL if none */
+#define CK_PATH_MAX 1100
+/* Where a checkpoint is looked for, in order: $CKEY_CHECKPOINT (when set; *from_env), ./CorridorKey.pth,
+ * ~/.cache/ckey/CorridorKey.pth. Returns the count (≤ 3). */
+int         checkpoint_candidates(char out[][CK_PATH_MAX], int *from_env);
+/* The first candidate that exists ($CKEY_CHECKPOINT as given), copied into buf; NULL if none. */
+const char *default_checkpoint(char *buf, size_t n);
 int         mkdir_p(const char *path);
 void        file_stem(char *out, size_t n, const char *path);
 int         is_dir(const char *p);
