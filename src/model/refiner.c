@@ -217,6 +217,16 @@ static tile_rect tile_at(int64_t H, int64_t W, int y0, int x0, int tile, int hal
     return r;
 }
 
+/* Copies of x and logits_up over the tile's halo-extended rectangle, from the arena. */
+static void tile_inputs(ck_exec *ex, const ck_tensor *x, const ck_tensor *logits_up, const tile_rect *r,
+                        ck_tensor *tx, ck_tensor *tl) {
+    const int64_t B = x->shape[0], th = r->yb - r->ya, tw = r->xb - r->xa;
+    *tx = ck_new_dtype(ex, x->dtype, 4, (int64_t[]){B, th, tw, x->shape[3]});
+    *tl = ck_new_dtype(ex, logits_up->dtype, 4, (int64_t[]){B, th, tw, 4});
+    ck_copy_rect(ex, tx, 0, 0, x, r->ya, r->xa, (int)th, (int)tw);
+    ck_copy_rect(ex, tl, 0, 0, logits_up, r->ya, r->xa, (int)th, (int)tw);
+}
+
 /* The statistics of all GroupNorms without a full-size activation: for each GroupNorm in order, every
  * tile runs the layers before it (earlier statistics frozen) and the group moments of its owned pixels
  * are merged on the host in double precision (Chan's pairwise formula). Memory: tile-sized buffers;
@@ -242,14 +252,12 @@ static void stats_bounded(ck_exec *ex, const ck_config *cfg, const ck_weights *w
                 const tile_rect r  = tile_at(H, W, y0, x0, tile, halo);
                 const int       th = r.yb - r.ya, tw = r.xb - r.xa, oh = r.y1 - r.y0, ow = r.x1 - r.x0;
                 const size_t    tm = ck_arena_mark(ex->arena);
-                ck_tensor       tx = ck_new_dtype(ex, x->dtype, 4, (int64_t[]){B, th, tw, x->shape[3]});
-                ck_tensor       tl = ck_new_dtype(ex, logits_up->dtype, 4, (int64_t[]){B, th, tw, 4});
+                ck_tensor       tx, tl;
+                tile_inputs(ex, x, logits_up, &r, &tx, &tl);
                 ck_tensor       in = CK_NEW(ex, B, th, tw, 7);
                 ck_tensor       a = CK_NEW(ex, B, th, tw, Hd), t = CK_NEW(ex, B, th, tw, Hd);
                 ck_tensor       u = CK_NEW(ex, B, th, tw, Hd), own = CK_NEW(ex, B, oh, ow, Hd);
                 ck_tensor       ts = CK_NEW_DT(ex, CK_DTYPE_F32, B, groups, 2);
-                ck_copy_rect(ex, &tx, 0, 0, x, r.ya, r.xa, th, tw);
-                ck_copy_rect(ex, &tl, 0, 0, logits_up, r.ya, r.xa, th, tw);
                 ck_concat_sigmoid(ex, &in, &tx, 3, &tl);
                 const ck_tensor pre = refiner_until(ex, cfg, w, &in, &a, &t, &u, st, L);
                 ck_copy_rect(ex, &own, 0, 0, &pre, r.y0 - r.ya, r.x0 - r.xa, oh, ow);
@@ -301,11 +309,9 @@ void ck_refiner_forward_tiled(ck_exec *ex, const ck_config *cfg, const ck_weight
             const tile_rect r  = tile_at(H, W, y0, x0, tile, halo);
             const int       th = r.yb - r.ya, tw = r.xb - r.xa;
             const size_t    tm = ck_arena_mark(ex->arena);
-            ck_tensor       tx = ck_new_dtype(ex, x->dtype, 4, (int64_t[]){B, th, tw, x->shape[3]});
-            ck_tensor       tl = ck_new_dtype(ex, logits_up->dtype, 4, (int64_t[]){B, th, tw, 4});
+            ck_tensor       tx, tl;
+            tile_inputs(ex, x, logits_up, &r, &tx, &tl);
             ck_tensor       td = ck_new_dtype(ex, delta_raw->dtype, 4, (int64_t[]){B, th, tw, 4});
-            ck_copy_rect(ex, &tx, 0, 0, x, r.ya, r.xa, th, tw);
-            ck_copy_rect(ex, &tl, 0, 0, logits_up, r.ya, r.xa, th, tw);
             refiner_run(ex, cfg, w, &tx, &tl, &td, &stats, 1);
             ck_copy_rect(ex, delta_raw, r.y0, r.x0, &td, r.y0 - r.ya, r.x0 - r.xa, r.y1 - r.y0, r.x1 - r.x0);
             ck_arena_reset(ex->arena, tm);
