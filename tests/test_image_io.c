@@ -709,6 +709,53 @@ static void quiet_log(ck_log_level level, const char *msg, void *user) {
     (void)level, (void)msg, (void)user; /* expected failures would flood the output */
 }
 
+/* The sample-typed writers (fed by ck_passes) give the same files as the float writers on the same
+ * samples: EXR from halves (each compression), 8-bit PNG from bytes. */
+static void test_sample_writers(void) {
+    static const ck_exr_compression comps[3] = {CK_EXR_PXR24, CK_EXR_ZIP, CK_EXR_NONE};
+    for (int C = 1; C <= 4; C++) {
+        const int W = 301, H = 70;
+        ck_image  img = make_image(W, H, C);
+        fill_hdr_pattern(&img);
+        const size_t N    = (size_t)W * H * C;
+        uint16_t    *half = malloc(N * sizeof *half);
+        uint8_t     *u8   = malloc(N);
+        for (size_t i = 0; i < N; i++) half[i] = ck_f32_to_f16(img.data[i]), u8[i] = ck_f32_to_u8_trunc(img.data[i]);
+        for (int ci = 0; ci < 3; ci++) {
+            char pa[1100], pb[1100];
+            tmp_path(pa, sizeof pa, "imgio_samples_a.exr");
+            tmp_path(pb, sizeof pb, "imgio_samples_b.exr");
+            ck_err err = {{0}};
+            CHECK_MSG(ck_image_write_exr(pa, &img, comps[ci], &err) == CK_OK, "%s", err.msg);
+            CHECK_MSG(ck_image_write_exr_half(pb, W, H, C, half, comps[ci], &err) == CK_OK, "%s", err.msg);
+            size_t la = 0, lb = 0;
+            unsigned char *a = slurp(pa, &la), *b = slurp(pb, &lb);
+            CHECK_MSG(a && b && la == lb && !memcmp(a, b, la), "exr from halves C=%d comp %d: %zu vs %zu bytes", C,
+                      (int)comps[ci], la, lb);
+            free(a), free(b);
+            remove(pa), remove(pb);
+        }
+        if (C != 2) {
+            char pa[1100], pb[1100];
+            tmp_path(pa, sizeof pa, "imgio_samples_a.png");
+            tmp_path(pb, sizeof pb, "imgio_samples_b.png");
+            ck_err err = {{0}};
+            CHECK_MSG(ck_image_write_png8(pa, &img, &err) == CK_OK, "%s", err.msg);
+            CHECK_MSG(ck_image_write_png_u8(pb, W, H, C, u8, &err) == CK_OK, "%s", err.msg);
+            size_t la = 0, lb = 0;
+            unsigned char *a = slurp(pa, &la), *b = slurp(pb, &lb);
+            CHECK_MSG(a && b && la == lb && !memcmp(a, b, la), "png from bytes C=%d: %zu vs %zu bytes", C, la, lb);
+            free(a), free(b);
+            remove(pa), remove(pb);
+        }
+        ck_err err = {{0}};
+        CHECK(ck_image_write_exr_half(NULL, W, H, C, half, CK_EXR_PXR24, &err) == CK_STATUS_EINVAL);
+        CHECK(ck_image_write_png_u8("/tmp/x.png", W, H, 5, u8, &err) == CK_STATUS_ESHAPE);
+        free(half), free(u8);
+        ck_image_release(&img);
+    }
+}
+
 int main(void) {
     const char *t = getenv("CK_TMP");
     snprintf(g_tmpdir, sizeof g_tmpdir, "%s", t ? t : "/tmp");
@@ -729,6 +776,7 @@ int main(void) {
     if (ck_image_format_supported(CK_IMAGE_EXR)) {
         test_exr_roundtrip();
         test_exr_fixtures();
+        if (ck_image_format_supported(CK_IMAGE_PNG)) test_sample_writers();
     } else {
         check_not_built(CK_IMAGE_EXR, "y_float_zip.exr");
     }

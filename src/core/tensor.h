@@ -72,4 +72,12 @@ uint16_t ck_f32_to_f16(float f);
 float    ck_bf16_to_f32(uint16_t h);
 uint16_t ck_f32_to_bf16(float f);
 
+/* CorridorKey's 8-bit sample: (clip(v, 0, 1) * 255).astype(uint8) in float32, truncating. NaN survives
+ * np.clip and its uint8 cast is undefined in C; 0 is what numpy produces on x86. */
+static inline uint8_t ck_f32_to_u8_trunc(float v) {
+    if (!(v > 0.0f)) return 0;
+    if (v > 1.0f) v = 1.0f;
+    return (uint8_t)(v * 255.0f);
+}
+
 #endif

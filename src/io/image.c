@@ -184,51 +184,73 @@ void ck_image_release(ck_image *img) {
 
 /* ---- writers ---- */
 
-static ck_status check_writable_image(const char *path, const ck_image *img, const char *what, ck_err *err) {
+static ck_status check_writable(const char *path, int w, int h, int C, const void *data, const char *what,
+                                ck_err *err) {
     if (!path || !path[0]) return ck__fail(err, CK_STATUS_EINVAL, "%s: output path is empty", what);
-    if (!img || !img->data) return ck__fail(err, CK_STATUS_EINVAL, "%s: no pixel data to write", path);
-    if (img->width < 1 || img->height < 1 || img->width > CK_IMAGE_MAX_DIM || img->height > CK_IMAGE_MAX_DIM)
-        return ck__fail(err, CK_STATUS_ESHAPE, "%s: image size %dx%d outside 1..%d", path, img->width, img->height,
-                        CK_IMAGE_MAX_DIM);
-    if (img->channels < 1 || img->channels > 4)
-        return ck__fail(err, CK_STATUS_ESHAPE, "%s: cannot write %d channels as %s (1, 2, 3 or 4)", path,
-                        img->channels, what);
+    if (!data) return ck__fail(err, CK_STATUS_EINVAL, "%s: no pixel data to write", path);
+    if (w < 1 || h < 1 || w > CK_IMAGE_MAX_DIM || h > CK_IMAGE_MAX_DIM)
+        return ck__fail(err, CK_STATUS_ESHAPE, "%s: image size %dx%d outside 1..%d", path, w, h, CK_IMAGE_MAX_DIM);
+    if (C < 1 || C > 4)
+        return ck__fail(err, CK_STATUS_ESHAPE, "%s: cannot write %d channels as %s (1, 2, 3 or 4)", path, C, what);
     return CK_OK;
 }
 
-ck_status ck_image_write_png8(const char *path, const ck_image *img, ck_err *err) {
-    ck_status st = check_writable_image(path, img, "PNG", err);
+/* PNG files of 8 (from float or 8-bit samples) or 16 bits. */
+static ck_status write_png(const ck__image_job *job, ck_err *err) {
+    const void *data = job->f32 ? (const void *)job->f32 : (const void *)job->u8;
+    ck_status   st   = check_writable(job->path, job->width, job->height, job->channels, data, "PNG", err);
     if (st != CK_OK) return st;
 #ifdef CK_HAVE_PNG
-    ck__image_job job = {path, img, 8, CK_EXR_NONE};
-    return ck_write_atomic(path, ck__png_write, &job, err);
+    return ck_write_atomic(job->path, ck__png_write, job, err);
 #else
-    return not_built(path, "PNG", "libpng", err);
+    return not_built(job->path, "PNG", "libpng", err);
 #endif
+}
+
+static ck_status write_exr(const ck__image_job *job, ck_err *err) {
+    const void *data = job->f32 ? (const void *)job->f32 : (const void *)job->f16;
+    ck_status   st   = check_writable(job->path, job->width, job->height, job->channels, data, "EXR", err);
+    if (st != CK_OK) return st;
+    if (job->comp != CK_EXR_PXR24 && job->comp != CK_EXR_ZIP && job->comp != CK_EXR_NONE)
+        return ck__fail(err, CK_STATUS_EINVAL, "%s: unknown EXR compression %d", job->path, (int)job->comp);
+#ifdef CK_HAVE_EXR
+    return ck_write_atomic(job->path, ck__exr_write, job, err);
+#else
+    return not_built(job->path, "EXR", "OpenEXR", err);
+#endif
+}
+
+static ck__image_job float_job(const char *path, const ck_image *img, int bits, ck_exr_compression comp) {
+    ck__image_job job = {path, 0, 0, 0, NULL, NULL, NULL, bits, comp};
+    if (img) job.width = img->width, job.height = img->height, job.channels = img->channels, job.f32 = img->data;
+    return job;
+}
+
+ck_status ck_image_write_png8(const char *path, const ck_image *img, ck_err *err) {
+    const ck__image_job job = float_job(path, img, 8, CK_EXR_NONE);
+    return write_png(&job, err);
 }
 
 ck_status ck_image_write_png16(const char *path, const ck_image *img, ck_err *err) {
-    ck_status st = check_writable_image(path, img, "PNG", err);
-    if (st != CK_OK) return st;
-#ifdef CK_HAVE_PNG
-    ck__image_job job = {path, img, 16, CK_EXR_NONE};
-    return ck_write_atomic(path, ck__png_write, &job, err);
-#else
-    return not_built(path, "PNG", "libpng", err);
-#endif
+    const ck__image_job job = float_job(path, img, 16, CK_EXR_NONE);
+    return write_png(&job, err);
+}
+
+ck_status ck_image_write_png_u8(const char *path, int width, int height, int channels, const uint8_t *u8,
+                                ck_err *err) {
+    const ck__image_job job = {path, width, height, channels, NULL, NULL, u8, 8, CK_EXR_NONE};
+    return write_png(&job, err);
 }
 
 ck_status ck_image_write_exr(const char *path, const ck_image *img, ck_exr_compression comp, ck_err *err) {
-    ck_status st = check_writable_image(path, img, "EXR", err);
-    if (st != CK_OK) return st;
-    if (comp != CK_EXR_PXR24 && comp != CK_EXR_ZIP && comp != CK_EXR_NONE)
-        return ck__fail(err, CK_STATUS_EINVAL, "%s: unknown EXR compression %d", path, (int)comp);
-#ifdef CK_HAVE_EXR
-    ck__image_job job = {path, img, 16, comp};
-    return ck_write_atomic(path, ck__exr_write, &job, err);
-#else
-    return not_built(path, "EXR", "OpenEXR", err);
-#endif
+    const ck__image_job job = float_job(path, img, 16, comp);
+    return write_exr(&job, err);
+}
+
+ck_status ck_image_write_exr_half(const char *path, int width, int height, int channels, const uint16_t *half,
+                                  ck_exr_compression comp, ck_err *err) {
+    const ck__image_job job = {path, width, height, channels, NULL, half, NULL, 16, comp};
+    return write_exr(&job, err);
 }
 
 /* ---- atomic replace ---- */

@@ -68,6 +68,13 @@ ck_status ck_image_write_png16(const char *path, const ck_image *img, ck_err *er
  * (2 -> "Y","A"). float -> half rounds to nearest even; |v| >= 65520 becomes +-inf. */
 ck_status ck_image_write_exr(const char *path, const ck_image *img, ck_exr_compression comp, ck_err *err);
 
+/* The same writers fed with the samples as stored (ck_passes): interleaved IEEE half for EXR (written
+ * as is), 8-bit for PNG. */
+ck_status ck_image_write_exr_half(const char *path, int width, int height, int channels, const uint16_t *half,
+                                  ck_exr_compression comp, ck_err *err);
+ck_status ck_image_write_png_u8(const char *path, int width, int height, int channels, const uint8_t *u8,
+                                ck_err *err);
+
 /* Writes into "<path>.tmp.<pid>.<n>" (n: a per-process counter, so threads never share a temp file)
  * and renames onto path; removes the temp file on failure, leaving an existing path untouched.
  * Shared by every writer (images now, other outputs later). fn must create tmp_path itself and
@@ -81,7 +88,10 @@ ck_status ck_write_atomic(const char *path, ck_write_fn fn, const void *ctx, ck_
 /* What a writer back end receives through ck_write_atomic's ctx. */
 typedef struct ck__image_job {
     const char        *path; /* the destination, for messages (the back end writes tmp_path) */
-    const ck_image    *img;
+    int                width, height, channels;
+    const float       *f32;  /* exactly one of the three sample buffers is set */
+    const uint16_t    *f16;  /* IEEE half (EXR) */
+    const uint8_t     *u8;   /* 8-bit (PNG) */
     int                bits; /* PNG: 8 or 16 */
     ck_exr_compression comp; /* EXR */
 } ck__image_job;

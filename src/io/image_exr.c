@@ -16,6 +16,7 @@
 
 #include <omp.h>
 #include <openexr.h>
+#include <libdeflate.h>
 #include <zlib.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -334,8 +335,8 @@ static const exr_compression_t k_exr_comps[3] = {EXR_COMPRESSION_PXR24, EXR_COMP
 
 /* One scanline part of half channels, header written. */
 static exr_result_t exr_define(exr_context_t ctx, const ck__image_job *job, int *part) {
-    const ck_image *img = job->img;
-    const int       C   = img->channels;
+    const ck__image_job *img = job;
+    const int            C   = img->channels;
     exr_result_t    rv  = exr_add_part(ctx, NULL, EXR_STORAGE_SCANLINE, part);
     if (rv == EXR_ERR_SUCCESS)
         rv = exr_initialize_required_attr_simple(ctx, *part, img->width, img->height, k_exr_comps[job->comp]);
@@ -358,29 +359,38 @@ static exr_result_t exr_ready(exr_encode_pipeline_t *enc) {
     return EXR_ERR_SUCCESS;
 }
 
+/* One thread's chunk encoder: its own deflate state and transform buffer, reused chunk after chunk. */
+typedef struct exr_range {
+    exr_writer                    *w;
+    struct libdeflate_compressor  *deflater; /* PXR24 only */
+    uint8_t                       *tmp;      /* the transformed chunk */
+    size_t                         tmp_cap;
+} exr_range;
+
 /* PXR24 of a chunk whose channels are all HALF (the only kind this writer makes), as the format defines
  * it: per scanline and channel, each value minus the previous one (mod 2^16), high bytes then low
- * bytes, the whole chunk deflated; stored raw when deflating does not shrink it. The library's own
- * PXR24 deflates at zlib's default level (6) and offers no other (it ignores the zip level), which
- * makes a 4K frame's passes cost seconds of CPU. Measured on a 4K frame's three passes: level 6 gives
- * the library's bytes (same sizes) in 1430 ms, level 4 732 ms for 12 % more bytes, level 1 547 ms for
- * 36 % more. Any reader inflates every level.
+ * bytes, the whole chunk deflated (zlib format); stored raw when deflating does not shrink it. The
+ * library's own PXR24 deflates with zlib at its default level (6) and offers no other, which makes a 4K
+ * frame's passes cost seconds of CPU. Measured on a 4K frame's three passes (one core): zlib level 6
+ * 1430 ms, zlib 4 1023 ms (14.7 MB), libdeflate level 2 444 ms (14.8 MB), libdeflate 1 396 ms
+ * (15.2 MB). Any reader inflates every level.
  * packed: the chunk as the library packs it (per scanline, per channel in file order, little-endian
  * halves); *out is malloc'd. */
-#define CK_PXR24_ZLIB_LEVEL 4
-static exr_result_t exr_pxr24_half(const uint8_t *packed, size_t n, int width, uint8_t **out, size_t *out_n) {
+#define CK_PXR24_DEFLATE_LEVEL 2
+static exr_result_t exr_pxr24_half(exr_range *r, const uint8_t *packed, size_t n, int width, uint8_t **out,
+                                   size_t *out_n) {
     const size_t row = (size_t)width * 2;
     if (width < 1 || n % row != 0) return EXR_ERR_INVALID_ARGUMENT;
-    uint8_t *tmp = malloc(n ? n : 1);
-    uLongf   cap = compressBound((uLong)n);
-    uint8_t *dst = malloc(cap);
-    if (!tmp || !dst) {
-        free(tmp), free(dst);
-        return EXR_ERR_OUT_OF_MEMORY;
+    if (n > r->tmp_cap) {
+        free(r->tmp);
+        r->tmp     = malloc(n);
+        r->tmp_cap = r->tmp ? n : 0;
+        if (!r->tmp) return EXR_ERR_OUT_OF_MEMORY;
     }
-    for (size_t r = 0; r < n / row; r++) { /* one channel's scanline */
-        const uint8_t *in = packed + r * row;
-        uint8_t       *hi = tmp + r * row, *lo = hi + width;
+    uint8_t *tmp = r->tmp;
+    for (size_t y = 0; y < n / row; y++) { /* one channel's scanline */
+        const uint8_t *in = packed + y * row;
+        uint8_t       *hi = tmp + y * row, *lo = hi + width;
         unsigned       prev = 0;
         for (int x = 0; x < width; x++) {
             const unsigned v    = (unsigned)in[2 * x] | (unsigned)in[2 * x + 1] << 8;
@@ -390,29 +400,28 @@ static exr_result_t exr_pxr24_half(const uint8_t *packed, size_t n, int width, u
             lo[x]               = (uint8_t)diff;
         }
     }
-    const int zr = compress2(dst, &cap, tmp, (uLong)n, CK_PXR24_ZLIB_LEVEL);
-    free(tmp);
-    if (zr != Z_OK) {
-        free(dst);
-        return EXR_ERR_CORRUPT_CHUNK;
-    }
-    if (cap >= n) { /* incompressible: the format stores the packed bytes */
+    /* a zlib stream no longer than the chunk, else the packed bytes are stored */
+    uint8_t *dst = malloc(n ? n : 1);
+    if (!dst) return EXR_ERR_OUT_OF_MEMORY;
+    size_t got = libdeflate_zlib_compress(r->deflater, tmp, n, dst, n);
+    if (got == 0 || got >= n) {
         memcpy(dst, packed, n);
-        cap = (uLongf)n;
+        got = n;
     }
     *out   = dst;
-    *out_n = cap;
+    *out_n = got;
     return EXR_ERR_SUCCESS;
 }
 
 /* write_fn of the encode pipelines: keep the chunk's compressed bytes (PXR24 compressed here). */
 static exr_result_t exr_stash_chunk(exr_encode_pipeline_t *enc) {
-    exr_writer *w   = enc->encoding_user_data;
+    exr_range  *r   = enc->encoding_user_data;
+    exr_writer *w   = r->w;
     const int   idx = (enc->chunk.start_y) / w->lpc;
     if (idx < 0 || idx >= w->nchunks) return EXR_ERR_INVALID_ARGUMENT;
     if (w->job->comp == CK_EXR_PXR24) {
         if (!enc->packed_buffer) return EXR_ERR_INVALID_ARGUMENT;
-        return exr_pxr24_half(enc->packed_buffer, enc->packed_bytes, enc->chunk.width, &w->chunk_data[idx],
+        return exr_pxr24_half(r, enc->packed_buffer, enc->packed_bytes, enc->chunk.width, &w->chunk_data[idx],
                               &w->chunk_bytes[idx]);
     }
     const void  *src = enc->compressed_buffer ? enc->compressed_buffer : enc->packed_buffer;
@@ -428,7 +437,7 @@ static exr_result_t exr_stash_chunk(exr_encode_pipeline_t *enc) {
 /* Converts and compresses chunks [c0, c1) with one pipeline on a private context. Returns the first
  * library error. */
 static exr_result_t exr_encode_range(exr_writer *w, int c0, int c1) {
-    const ck_image       *img = w->job->img;
+    const ck__image_job  *img = w->job;
     const int             C = img->channels, W = img->width, H = img->height;
     const size_t          plane_vals = (size_t)w->lpc * (size_t)W;
     uint16_t             *planes     = malloc(plane_vals * (size_t)C * sizeof(uint16_t)); /* C planes, half */
@@ -439,8 +448,11 @@ static exr_result_t exr_encode_range(exr_writer *w, int c0, int c1) {
     exr_context_initializer_t init = make_init(&mb);
     init.write_fn                  = exr_discard;
     exr_context_t ectx             = NULL;
-    exr_result_t  rv               = planes ? exr_start_write(&ectx, w->job->path, EXR_WRITE_FILE_DIRECTLY, &init)
-                                            : EXR_ERR_OUT_OF_MEMORY;
+    exr_range     range            = {w, NULL, NULL, 0};
+    if (w->job->comp == CK_EXR_PXR24) range.deflater = libdeflate_alloc_compressor(CK_PXR24_DEFLATE_LEVEL);
+    exr_result_t rv = planes && (w->job->comp != CK_EXR_PXR24 || range.deflater)
+                          ? exr_start_write(&ectx, w->job->path, EXR_WRITE_FILE_DIRECTLY, &init)
+                          : EXR_ERR_OUT_OF_MEMORY;
     if (rv == EXR_ERR_SUCCESS) rv = exr_define(ectx, w->job, &part);
     for (int c = c0; c < c1 && rv == EXR_ERR_SUCCESS; c++) {
         const int        y0 = c * w->lpc;
@@ -461,9 +473,15 @@ static exr_result_t exr_encode_range(exr_writer *w, int c0, int c1) {
         for (int k = 0; k < C; k++) {
             uint16_t *plane = planes + (size_t)k * plane_vals;
             for (int y = 0; y < ci.height; y++) {
-                const float *src = img->data + (size_t)(y0 + y) * (size_t)W * (size_t)C + (size_t)k;
+                const size_t row = (size_t)(y0 + y) * (size_t)W * (size_t)C + (size_t)k;
                 uint16_t    *dst = plane + (size_t)y * (size_t)W;
-                for (int x = 0; x < W; x++) dst[x] = ck_f32_to_f16(src[(size_t)x * (size_t)C]);
+                if (img->f16) { /* halves as given */
+                    const uint16_t *src = img->f16 + row;
+                    for (int x = 0; x < W; x++) dst[x] = src[(size_t)x * (size_t)C];
+                } else {
+                    const float *src = img->f32 + row;
+                    for (int x = 0; x < W; x++) dst[x] = ck_f32_to_f16(src[(size_t)x * (size_t)C]);
+                }
             }
         }
         /* the library lists channels sorted by name: hand each one its plane by name */
@@ -489,7 +507,7 @@ static exr_result_t exr_encode_range(exr_writer *w, int c0, int c1) {
             enc.yield_until_ready_fn = exr_ready;
             enc.write_fn             = exr_stash_chunk;
             if (w->job->comp == CK_EXR_PXR24) enc.compress_fn = NULL; /* done in exr_stash_chunk */
-            enc.encoding_user_data   = w;
+            enc.encoding_user_data   = &range;
         }
         rv = exr_encoding_run(ectx, part, &enc);
     }
@@ -498,12 +516,14 @@ static exr_result_t exr_encode_range(exr_writer *w, int c0, int c1) {
         if (rv == EXR_ERR_SUCCESS) rv = r2;
     }
     if (ectx) exr_finish(&ectx); /* an unfinished private context: nothing was written anywhere */
+    if (range.deflater) libdeflate_free_compressor(range.deflater);
+    free(range.tmp);
     free(planes);
     return rv;
 }
 
 static ck_status exr_encode(exr_writer *w, const char *tmp_path) {
-    const int H = w->job->img->height;
+    const int H = w->job->height;
 
     exr_context_initializer_t init = make_init(&w->mb);
     exr_result_t              rv   = exr_start_write(&w->ctx, tmp_path, EXR_WRITE_FILE_DIRECTLY, &init);
@@ -545,7 +565,7 @@ static ck_status exr_encode(exr_writer *w, const char *tmp_path) {
 
 ck_status ck__exr_write(const char *tmp_path, const void *ctx, ck_err *err) {
     const ck__image_job *job = ctx;
-    CK_ASSERT(job && job->img && job->img->channels >= 1 && job->img->channels <= 4);
+    CK_ASSERT(job && (job->f32 || job->f16) && job->channels >= 1 && job->channels <= 4);
     CK_ASSERT(job->comp == CK_EXR_PXR24 || job->comp == CK_EXR_ZIP || job->comp == CK_EXR_NONE);
     exr_writer *w = calloc(1, sizeof *w);
     if (!w) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", job->path);

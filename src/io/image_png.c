@@ -9,6 +9,7 @@
  * automatic variable modified between setjmp and longjmp (C11 7.13.2.1).
  */
 #include "io/image.h"
+#include "core/tensor.h"
 
 #include <errno.h>
 #include <math.h>
@@ -127,21 +128,13 @@ ck_status ck__png_read(const char *path, ck_image *img, int *bit_depth, ck_err *
 
 /* ---- write ---- */
 
-static inline unsigned char to_u8(float v) {
-    /* CorridorKey: (clip(v, 0, 1) * 255).astype(uint8) in float32, truncating. NaN survives np.clip and
-     * its uint8 cast is undefined in C; 0 is what numpy produces on x86. */
-    if (!(v > 0.0f)) return 0;
-    if (v > 1.0f) v = 1.0f;
-    return (unsigned char)(v * 255.0f);
-}
-
 static inline unsigned to_u16(float v) {
     if (!(v > 0.0f)) return 0;
     if (v > 1.0f) v = 1.0f;
     return (unsigned)lrintf(v * 65535.0f); /* round half to even, like np.round */
 }
 
-static ck_status png_encode(png_io *io, const ck_image *img, int bits) {
+static ck_status png_encode(png_io *io, const ck__image_job *img, int bits) {
     if (setjmp(png_jmpbuf(io->png)))
         return ck__fail(io->err, CK_STATUS_EIO, "%s: cannot write PNG: %s", io->path, io->msg);
 
@@ -160,9 +153,13 @@ static ck_status png_encode(png_io *io, const ck_image *img, int bits) {
     io->pix         = malloc(row_vals * (size_t)(bits / 8));
     if (!io->pix) return ck__fail(io->err, CK_STATUS_EOOM, "%s: out of memory", io->path);
     for (int y = 0; y < img->height; y++) {
-        const float *src = img->data + (size_t)y * row_vals;
+        const float *src = img->f32 ? img->f32 + (size_t)y * row_vals : NULL;
+        if (!src) { /* 8-bit samples as given */
+            png_write_row(io->png, (png_const_bytep)(img->u8 + (size_t)y * row_vals));
+            continue;
+        }
         if (bits == 8) {
-            for (size_t i = 0; i < row_vals; i++) io->pix[i] = to_u8(src[i]);
+            for (size_t i = 0; i < row_vals; i++) io->pix[i] = ck_f32_to_u8_trunc(src[i]);
         } else {
             for (size_t i = 0; i < row_vals; i++) {
                 unsigned v          = to_u16(src[i]);
@@ -178,7 +175,7 @@ static ck_status png_encode(png_io *io, const ck_image *img, int bits) {
 
 ck_status ck__png_write(const char *tmp_path, const void *ctx, ck_err *err) {
     const ck__image_job *job = ctx;
-    CK_ASSERT(job && job->img && (job->bits == 8 || job->bits == 16));
+    CK_ASSERT(job && (job->f32 || (job->u8 && job->bits == 8)) && (job->bits == 8 || job->bits == 16));
     png_io io;
     memset(&io, 0, sizeof io);
     io.path = job->path;
@@ -189,7 +186,7 @@ ck_status ck__png_write(const char *tmp_path, const void *ctx, ck_err *err) {
     io.png       = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, on_png_error, on_png_warning);
     if (io.png) io.info = png_create_info_struct(io.png);
     if (!io.png || !io.info) st = ck__fail(err, CK_STATUS_EOOM, "%s: cannot create libpng encoder", job->path);
-    if (st == CK_OK) st = png_encode(&io, job->img, job->bits);
+    if (st == CK_OK) st = png_encode(&io, job, job->bits);
     png_destroy_write_struct(io.png ? &io.png : NULL, io.info ? &io.info : NULL);
     free(io.pix);
     /* a full disk often shows up only when the buffered tail is flushed */
