@@ -88,6 +88,9 @@ typedef struct ck_params {
                                      other (same arithmetic per head); default 1 */
     int          gpu_preprocess;  /* "gpu_preprocess": resize + normalize the frame on the device (CUDA,
                                      full frame); 0 = on the host; -1 = auto (on for CUDA) */
+    int          gpu_postprocess; /* "gpu_postprocess": ck_key_passes resizes back and post-processes on
+                                     the device (CUDA, full frame) and downloads only the passes as
+                                     stored (half / 8-bit); 0 = on the host; -1 = auto (on for CUDA) */
     /* Tiled mode: 0 = full frame (the plate is resized to `size`). Otherwise the model runs at
      * S = tile on tiles of the plate at its native resolution, stepped by tile − tile_overlap and
      * blended with linear ramps; all-background / all-foreground hints skip a tile, and a hint whose
@@ -132,6 +135,32 @@ void      ck_result_free(ck_result *res);
  * another thread, for several frames at once. ck_key_image = begin + finish with ck_ctx_params(ctx). */
 ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res);
 ck_status ck_result_finish(const ck_params *p, int width, int height, ck_result *res);
+
+/* The passes as CorridorKey's files store them: IEEE half (round to nearest even) for the EXR passes,
+ * uint8(clip(v, 0, 1)·255) truncated for the comp. Interleaved, row-major, one block behind all four
+ * (page-locked on CUDA, for fast transfers). Zero-initialize before first use; buffers are reused
+ * from frame to frame while large enough. */
+typedef struct ck_passes {
+    int       width, height;
+    uint16_t *alpha;     /* (h, w, 1) raw alpha, linear (Matte) */
+    uint16_t *fg;        /* (h, w, 3) raw straight sRGB foreground (FG) */
+    uint16_t *processed; /* (h, w, 4) linear premultiplied RGBA, despilled, despeckled (Processed) */
+    uint8_t  *comp;      /* (h, w, 3) sRGB over the checkerboard (Comp); NULL when params.comp = 0 */
+    void     *block;     /* the allocation behind the four */
+    size_t    block_bytes;
+    int       pinned;    /* block is page-locked memory of the context's device */
+} ck_passes;
+
+/* A frame keyed into passes. With gpu_postprocess in effect (CUDA, full frame) everything after
+ * decoding runs on the device and only the passes are downloaded; otherwise ck_key_image then
+ * ck_passes_from_result (the same values: see ck_ctx_postprocess_on_device). */
+ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_passes *out);
+/* 1 when ck_key_passes post-processes on this context's device. */
+int       ck_ctx_postprocess_on_device(const ck_ctx *ctx);
+/* Host conversion of a finished result (ck_result_finish) into passes; any thread. */
+ck_status ck_passes_from_result(const ck_result *res, ck_passes *out);
+/* Frees out's block (page-locked blocks through ctx, so before ck_ctx_free; ctx may be NULL otherwise). */
+void      ck_passes_free(ck_ctx *ctx, ck_passes *out);
 
 /* Network only, on an already pre-processed input x (1,S,S,4) NHWC (normalized RGB + hint).
  * Writes alpha (S*S) and fg (S*S*3, interleaved) when non-NULL. */

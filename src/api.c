@@ -28,6 +28,7 @@ ck_params ck_params_default(void) {
     p.stage_gc        = 0;
     p.fused_decode    = 1;
     p.gpu_preprocess  = -1;
+    p.gpu_postprocess = -1;
     return p;
 }
 
@@ -151,6 +152,7 @@ void ck_ctx_free(ck_ctx *ctx) {
         if (ctx->graph_ready && ctx->be->ext.graph_reset) ctx->be->ext.graph_reset(ctx->be);
         ck_weights_free(&ctx->w);
         if (ctx->pre_dev) ctx->be->free(ctx->be, ctx->pre_dev);
+        if (ctx->post_dev) ctx->be->free(ctx->be, ctx->post_dev);
         if (ctx->act_block) ctx->be->free(ctx->be, ctx->act_block);
         ctx->be->destroy(ctx->be);
     }
@@ -160,6 +162,7 @@ void ck_ctx_free(ck_ctx *ctx) {
     free(ctx->pre_scratch);
     free(ctx->host_x16);
     free(ctx->pre_taps);
+    free(ctx->post_taps);
     free(ctx);
 }
 

@@ -28,6 +28,18 @@ struct ck_ctx {
     ck_preprocess_args pre;
     void         *pre_taps;       /* host copy of the tap tables, as laid out on the device */
     size_t        pre_taps_bytes; /* uploaded before every frame: the arena is overwritten by each forward */
+    /* device post-processing (gpu_postprocess, passes.c) for frames of post_w × post_h: passes | taps |
+     * scratch, in the activation arena's larger gap around the network output when they fit (nothing
+     * else is live there after the forward), else in post_dev */
+    int           post_w, post_h, post_comp;
+    void         *post_dev;
+    size_t        post_dev_bytes;
+    ck_postprocess_args post;
+    void         *post_passes_dev; /* the passes on the device, laid out as the host block */
+    size_t        post_passes_bytes;
+    void         *post_taps;       /* host copy of the Lanczos tap tables, uploaded before every frame */
+    void         *post_taps_dev;
+    size_t        post_taps_bytes;
     int           graph_ready; /* forward captured as a CUDA graph */
     int           failed;
     ck_err        err;

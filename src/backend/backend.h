@@ -88,9 +88,36 @@ typedef struct ck_preprocess_args {
     int              input_is_linear;
 } ck_preprocess_args;
 
+/* Frame post-processing on the device ("gpu_postprocess"): ck_result_finish's arithmetic (model_spec
+ * §7.3 CPU path: Lanczos-4 back to the frame size unless the frame is S×S, despeckle, despill,
+ * sRGB→linear, premultiply, checkerboard comp), with results as the files store them: IEEE half
+ * (round to nearest even) for the EXR passes, uint8(clip(v, 0, 1)·255) truncated for the comp.
+ * All pointers are device memory; outputs are interleaved (h, w, C). */
+typedef struct ck_postprocess_args {
+    const float   *out;         /* (S, S, 4) float32 network output: alpha, fg R, G, B */
+    int            S, w, h;     /* model size; frame size */
+    const int32_t *idx_x;       /* (w, 8) Lanczos-4 taps along x (S → w), ck_resize_lanczos4_taps */
+    const float   *w_x;         /* (w, 8) */
+    const int32_t *idx_y;       /* (h, 8) taps along y (S → h) */
+    const float   *w_y;         /* (h, 8) */
+    float          despill;     /* as ck_post_params */
+    int            despeckle, despeckle_size;
+    uint16_t      *alpha;       /* (h, w, 1) half: raw alpha (Matte) */
+    uint16_t      *fg;          /* (h, w, 3) half: raw straight sRGB fg (FG) */
+    uint16_t      *processed;   /* (h, w, 4) half: linear premultiplied RGBA (Processed) */
+    uint8_t       *comp;        /* (h, w, 3) 8-bit sRGB comp (Comp); NULL = none */
+    void          *scratch;     /* ext.postprocess_scratch_bytes(S, w, h) bytes, 256-byte aligned */
+} ck_postprocess_args;
+
 typedef struct ck_backend_ext {
     /* Optional: pre-processing on the device ("gpu_preprocess"), enqueued like an op. */
     void (*preprocess)(ck_backend *be, const ck_preprocess_args *a);
+    /* Optional: post-processing on the device ("gpu_postprocess"), enqueued like an op; its scratch. */
+    void (*postprocess)(ck_backend *be, const ck_postprocess_args *a);
+    size_t (*postprocess_scratch_bytes)(int S, int w, int h);
+    /* Optional: page-locked host memory (fast transfers); NULL when the backend has none. */
+    void *(*host_alloc)(ck_backend *be, size_t bytes);
+    void (*host_free)(ck_backend *be, void *ptr);
     /* CUDA Graph capture of everything enqueued between begin and end; launch replays it. */
     int (*graph_begin)(ck_backend *be);
     int (*graph_end)(ck_backend *be);

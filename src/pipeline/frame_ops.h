@@ -45,6 +45,10 @@ void ck_resize_aa_taps(int in, int out, int K, int32_t *idx, float *w, int32_t *
  * antialias, float intermediate. */
 void ck_resize_lanczos4(float *dst, int dst_w, int dst_h, const float *src, int src_w, int src_h, int ch);
 
+/* The taps of ck_resize_lanczos4 along one axis of `in` → `out` samples, for device kernels that must
+ * sum exactly as it does: output i reads inputs idx[8i .. 8i+7] (edge-clamped) with weights w[8i ..]. */
+void ck_resize_lanczos4_taps(int in, int out, int32_t *idx, float *w);
+
 /* OpenCV resize(INTER_LINEAR) on float (used when a hint's size differs from its image), as cv2 5.0
  * computes it for sources of at least 2×2 (its IPP path: the fraction taken in double and rounded to
  * float, a + t·(b − a) with one rounding, edge samples repeated). For a 1-pixel-wide or -high source

@@ -409,6 +409,14 @@ void ck_resize_aa_taps(int in, int out, int K, int32_t *idx, float *w, int32_t *
     taps_bilinear_aa(&a, in, out);
 }
 
+void ck_resize_lanczos4_taps(int in, int out, int32_t *idx, float *w) {
+    int32_t *cnt = malloc(sizeof(int32_t) * (size_t)(out > 0 ? out : 1));
+    CK_ASSERT(cnt != NULL);
+    ck__axis a = {out, 8, idx, w, cnt};
+    taps_lanczos4(&a, in, out);
+    free(cnt);
+}
+
 void ck_resize_bilinear_aa(float *dst, int dst_w, int dst_h, const float *src, int src_w, int src_h, int ch) {
     resize_alloc(CK_RESIZE_BILINEAR_AA, dst, dst_w, dst_h, src, src_w, src_h, ch);
 }

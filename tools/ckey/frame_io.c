@@ -103,9 +103,11 @@ ck_status read_hint(const char *path, ck_image *hint, ck_err *err) {
 }
 
 typedef struct pass_out {
-    const char *dir;
-    const char *ext;
-    ck_image   *img;
+    const char     *dir;
+    const char     *ext;
+    int             channels;
+    const uint16_t *half; /* EXR passes */
+    const uint8_t  *u8;   /* the comp (PNG) */
     char        final_path[5200];
     char        tmp_path[5300];
 } pass_out;
@@ -121,14 +123,15 @@ int is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* CorridorKey's passes, in writing order (Comp only when enabled); images bound when res is given. */
-int init_passes(pass_out *passes, const key_opts *o, ck_result *res) {
-    static const char *dirs[4] = {"Matte", "FG", "Processed", "Comp"};
-    static const char *exts[4] = {"exr", "exr", "exr", "png"};
-    ck_image          *imgs[4] = {res ? &res->alpha : NULL, res ? &res->fg : NULL, res ? &res->processed : NULL,
-                                  res ? &res->comp : NULL};
+/* CorridorKey's passes, in writing order (Comp only when enabled); samples bound when pv is given. */
+static int init_passes(pass_out *passes, const key_opts *o, const ck_passes *pv) {
+    static const char *dirs[4]     = {"Matte", "FG", "Processed", "Comp"};
+    static const char *exts[4]     = {"exr", "exr", "exr", "png"};
+    static const int   channels[4] = {1, 3, 4, 3};
+    const uint16_t    *half[4]     = {pv ? pv->alpha : NULL, pv ? pv->fg : NULL, pv ? pv->processed : NULL, NULL};
     for (int i = 0; i < 4; i++) {
-        passes[i].dir = dirs[i], passes[i].ext = exts[i], passes[i].img = imgs[i];
+        passes[i].dir = dirs[i], passes[i].ext = exts[i], passes[i].channels = channels[i];
+        passes[i].half = half[i], passes[i].u8 = i == 3 && pv ? pv->comp : NULL;
         passes[i].final_path[0] = passes[i].tmp_path[0] = '\0';
     }
     return o->p.comp ? 4 : 3;
@@ -144,9 +147,9 @@ void pass_paths(pass_out *passes, int npass, const char *out, const char *stem) 
 
 /* Writes every pass of one frame: phase 1 each pass into a hidden temporary file, phase 2 rename all.
  * A failure in phase 1 removes what was written, so the output folder never holds a partial set. */
-int write_passes(const key_opts *o, const char *stem, ck_result *res) {
+int write_passes(const key_opts *o, const char *stem, const ck_passes *pv) {
     pass_out  passes[4];
-    const int npass = init_passes(passes, o, res);
+    const int npass = init_passes(passes, o, pv);
     ck_err    err   = {{0}};
     int       rc = 0, written = 0;
     pass_paths(passes, npass, o->out, stem);
@@ -159,8 +162,9 @@ int write_passes(const key_opts *o, const char *stem, ck_result *res) {
             rc = EXIT_RUNTIME;
             break;
         }
-        ck_status st = !strcmp(p->ext, "png") ? ck_image_write_png8(p->tmp_path, p->img, &err)
-                                              : ck_image_write_exr(p->tmp_path, p->img, o->exr, &err);
+        ck_status st = p->u8 ? ck_image_write_png_u8(p->tmp_path, pv->width, pv->height, p->channels, p->u8, &err)
+                             : ck_image_write_exr_half(p->tmp_path, pv->width, pv->height, p->channels, p->half,
+                                                       o->exr, &err);
         if (st != CK_OK) rc = EXIT_RUNTIME;
         else written = i + 1;
     }

@@ -8,6 +8,7 @@
 #include "io/video.h"
 #endif
 #include "pipeline/frame_ops.h"
+#include "core/tensor.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -119,7 +120,7 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
 
 static int frame_write(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
     key_run *kr = user;
-    if (write_passes(kr->o, fr->stem, &fr->res) == 0) return 1;
+    if (write_passes(kr->o, fr->stem, &fr->passes) == 0) return 1;
     snprintf(emsg, n, "%s: could not write the output passes", fr->stem);
     return 0;
 }
@@ -128,11 +129,11 @@ static int frame_write(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
 static int frame_ordered(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
     static const char *vext[3] = {"_prores4444.mov", "_ffv1.mkv", "_comp.mp4"};
     key_run           *kr      = user;
-    const ck_result   *res     = &fr->res;
+    const ck_passes   *pv      = &fr->passes;
     ck_err             err     = {{0}};
     for (int k = 0; k < 3; k++) {
         if (!kr->want[k]) continue;
-        const int w = res->alpha.width, h = res->alpha.height;
+        const int w = pv->width, h = pv->height;
         if (!kr->vw[k]) {
             char path[5200];
             mkdir_p(kr->o->out);
@@ -148,10 +149,11 @@ static int frame_ordered(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
             snprintf(emsg, n, "out of memory for the video frame");
             return 0;
         }
+        /* the samples as written to the passes: fg and matte halves, the comp's 8-bit values */
         for (size_t i = 0; i < (size_t)w * h; i++) {
-            const float *src = k == 2 ? res->comp.data + 3 * i : res->fg.data + 3 * i;
-            rgba[4 * i] = src[0], rgba[4 * i + 1] = src[1], rgba[4 * i + 2] = src[2];
-            rgba[4 * i + 3] = k == 2 ? 1.0f : res->alpha.data[i];
+            for (int c = 0; c < 3; c++)
+                rgba[4 * i + c] = k == 2 ? pv->comp[3 * i + c] / 255.0f : ck_f16_to_f32(pv->fg[3 * i + c]);
+            rgba[4 * i + 3] = k == 2 ? 1.0f : ck_f16_to_f32(pv->alpha[i]);
         }
         const ck_status st = ck_video_write(kr->vw[k], rgba, &err);
         free(rgba);

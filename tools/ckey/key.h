@@ -40,7 +40,7 @@ double      now_s(void);
 ck_status   read_plate(const char *path, int input_is_linear, ck_image *rgb, ck_err *err);
 ck_status   read_hint(const char *path, ck_image *hint, ck_err *err);
 /* Every pass of one frame into o->out, atomically as a set; 0 on success, else EXIT_RUNTIME. */
-int         write_passes(const key_opts *o, const char *stem, ck_result *res);
+int         write_passes(const key_opts *o, const char *stem, const ck_passes *passes);
 int         frame_done(const key_opts *o, const char *stem); /* every pass already there */
 void        json_str(FILE *f, const char *s);
 void        json_failed(const key_opts *o, const char *msg, int code);

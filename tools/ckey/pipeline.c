@@ -109,9 +109,11 @@ static void *reader_main(void *arg) {
         if (!stop) *state_of(p, f) = SLOT_READING; /* claimed: frame f + depth must wait for it */
         pthread_mutex_unlock(&p->mu);
         if (stop) break;
-        ck_pipe_frame *fr = slot_of(p, f);
+        ck_pipe_frame *fr     = slot_of(p, f);
+        const ck_passes keep  = fr->passes; /* the slot's buffers outlive its frames */
         memset(fr, 0, sizeof *fr);
-        fr->index = f;
+        fr->passes = keep;
+        fr->index  = f;
         char         msg[1024] = "";
         const double t0        = now_s();
         if (!p->ops->read(p->ops->user, fr, msg, sizeof msg)) {
@@ -171,8 +173,14 @@ static void *worker_main(void *arg) {
         char           msg[1400] = "";
         if (!fr->skipped) {
             const double t0 = now_s();
-            ck_status    st = ck_result_finish(ck_ctx_params(p->ctx), fr->w, fr->h, &fr->res);
-            tf              = now_s() - t0;
+            ck_status    st = CK_OK;
+            if (!fr->encoded) { /* host post-processing, then the samples as stored */
+                st = ck_result_finish(ck_ctx_params(p->ctx), fr->w, fr->h, &fr->res);
+                if (st == CK_OK) st = ck_passes_from_result(&fr->res, &fr->passes);
+                ck_result_free(&fr->res);
+                fr->encoded = st == CK_OK;
+            }
+            tf = now_s() - t0;
             if (st != CK_OK) {
                 snprintf(msg, sizeof msg, "%.1024s: post-processing failed: %s", fr->stem, ck_status_str(st));
                 fail(p, msg);
@@ -257,13 +265,16 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     if (!nr || !nw || (ops->ordered && !have_ordered)) fail(&p, "cannot start the pipeline's threads");
 
     /* the network stage, on this thread: the context belongs to it */
+    const int on_device = ck_ctx_postprocess_on_device(ctx);
     for (int f = start; f < start + count; f++) {
         if (!wait_for(&p, f, SLOT_READ)) break;
         ck_pipe_frame *fr = slot_of(&p, f);
         double         tn = 0.0;
         if (!fr->skipped) {
             const double t1 = now_s();
-            ck_status    st = ck_key_image_begin(ctx, &fr->rgb, &fr->hint, &fr->res);
+            ck_status    st = on_device ? ck_key_passes(ctx, &fr->rgb, &fr->hint, &fr->passes)
+                                        : ck_key_image_begin(ctx, &fr->rgb, &fr->hint, &fr->res);
+            fr->encoded     = on_device && st == CK_OK;
             tn              = now_s() - t1;
             free(fr->rgb.data), free(fr->hint.data);
             fr->rgb.data = fr->hint.data = NULL;
@@ -289,7 +300,10 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     for (int i = 0; i < nr; i++) pthread_join(rt[i], NULL);
     for (int i = 0; i < nw; i++) pthread_join(wt[i], NULL);
     if (have_ordered) pthread_join(ordered, NULL);
-    for (int i = 0; i < p.depth; i++) release_frame(&p.frames[i]);
+    for (int i = 0; i < p.depth; i++) {
+        release_frame(&p.frames[i]);
+        ck_passes_free(ctx, &p.frames[i].passes);
+    }
     p.st.wall_s = now_s() - t0;
     if (stats) *stats = p.st;
     const int ok = !p.failed && p.end == start + count;

@@ -1,8 +1,10 @@
 /* The frame pipeline of `ckey key` and `ckey clip`: frames overlap across stages.
  *
  *   reader threads     decode frames (claimed in order)               ops->read
- *   calling thread     network (the context: one thread)              ck_key_image_begin
- *   `workers` threads  resize back, post-process, write (any order)   ck_result_finish, ops->write
+ *   calling thread     network (the context: one thread)              ck_key_image_begin, or ck_key_passes
+ *                      (the whole frame when it post-processes on the device: gpu_postprocess)
+ *   `workers` threads  resize back, post-process, write (any order)   ck_result_finish, ck_passes_from_result,
+ *                                                                      ops->write
  *   ordered thread     frames in order, e.g. video encoders           ops->ordered (optional)
  *
  * Every frame lives in one of `readers + workers + 2` slots, so memory is bounded whatever the clip length. A frame
@@ -25,7 +27,9 @@ typedef struct ck_pipe_frame {
     int       index;     /* frame position f */
     char      stem[1024];
     ck_image  rgb, hint; /* from read; freed once the network has run */
-    ck_result res;       /* network output, then (after finish) every pass */
+    ck_result res;       /* network output, then (after finish) every pass in float; freed once encoded */
+    ck_passes passes;    /* every pass as the files store it; the slot's block, reused frame after frame */
+    int       encoded;   /* passes hold this frame */
     int       w, h;      /* frame size: the passes' size */
     int       skipped;   /* set by read: nothing to key (--skip-existing); still reported by done */
 } ck_pipe_frame;

@@ -1,0 +1,202 @@
+/* The passes as files store them (ck_passes): keying a frame straight into them, on the device when
+ * gpu_postprocess is in effect, and the host conversion of a finished ck_result.
+ *
+ * Device path, per frame (one stream, in order): pre-processing and the forward as ck_key_image_begin,
+ * then the Lanczos tap tables are uploaded (they share the activation arena, which the forward
+ * overwrites), ops/cuda/postprocess.cu writes the four passes into one device block laid out exactly
+ * as the host block, and a single download fills the page-locked host block. Nothing is allocated per
+ * frame: the device regions are laid out once per frame size, the host block is reused while large
+ * enough. */
+#include "ctx.h"
+#include "core/tensor.h"
+#include "pipeline/frame_ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+/* Byte offsets of alpha | fg | processed | comp in a passes block; returns the block's size. */
+static size_t passes_layout(int w, int h, int comp, size_t off[4]) {
+    const size_t F     = (size_t)w * h;
+    const size_t sz[4] = {2 * F, 2 * F * 3, 2 * F * 4, comp ? F * 3 : 0};
+    size_t       total = 0;
+    for (int i = 0; i < 4; i++) off[i] = total, total += align256(sz[i]);
+    return total;
+}
+
+static void passes_bind(ck_passes *p, int w, int h, int comp) {
+    size_t off[4];
+    passes_layout(w, h, comp, off);
+    uint8_t *b   = p->block;
+    p->width     = w, p->height = h;
+    p->alpha     = (uint16_t *)(b + off[0]);
+    p->fg        = (uint16_t *)(b + off[1]);
+    p->processed = (uint16_t *)(b + off[2]);
+    p->comp      = comp ? b + off[3] : NULL;
+}
+
+/* Room for w × h passes in out: the existing block when large enough, else a new one (page-locked
+ * through be when it offers that, else malloc). */
+static ck_status passes_reserve(ck_backend *be, ck_passes *out, int w, int h, int comp) {
+    size_t       off[4];
+    const size_t need = passes_layout(w, h, comp, off);
+    if (!out->block || out->block_bytes < need) {
+        void *blk    = NULL;
+        int   pinned = 0;
+        if (be && be->ext.host_alloc) pinned = (blk = be->ext.host_alloc(be, need)) != NULL;
+        if (!blk) blk = malloc(need);
+        if (!blk) return CK_STATUS_EOOM;
+        if (out->pinned) {
+            CK_ASSERT(be && be->ext.host_free); /* a page-locked block is only grown by its context */
+            be->ext.host_free(be, out->block);
+        } else {
+            free(out->block);
+        }
+        out->block = blk, out->block_bytes = need, out->pinned = pinned;
+    }
+    passes_bind(out, w, h, comp);
+    return CK_OK;
+}
+
+void ck_passes_free(ck_ctx *ctx, ck_passes *out) {
+    if (!out) return;
+    if (out->pinned) {
+        CK_ASSERT(ctx && ctx->be->ext.host_free);
+        ctx->be->ext.host_free(ctx->be, out->block);
+    } else {
+        free(out->block);
+    }
+    memset(out, 0, sizeof *out);
+}
+
+ck_status ck_passes_from_result(const ck_result *res, ck_passes *out) {
+    if (!res || !out || !res->alpha.data || !res->fg.data || !res->processed.data) return CK_STATUS_EINVAL;
+    const int w = res->alpha.width, h = res->alpha.height, comp = res->comp.data != NULL;
+    if (res->fg.width != w || res->fg.height != h || res->processed.width != w || res->processed.height != h ||
+        (comp && (res->comp.width != w || res->comp.height != h)))
+        return CK_STATUS_ESHAPE;
+    if (out->pinned && out->block_bytes < passes_layout(w, h, comp, (size_t[4]){0}))
+        return CK_STATUS_EINVAL; /* growing a page-locked block needs its context */
+    ck_status st = passes_reserve(NULL, out, w, h, comp);
+    if (st != CK_OK) return st;
+    const int64_t F = (int64_t)w * h;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < F; i++) {
+        out->alpha[i] = ck_f32_to_f16(res->alpha.data[i]);
+        for (int c = 0; c < 3; c++) out->fg[3 * i + c] = ck_f32_to_f16(res->fg.data[3 * i + c]);
+        for (int c = 0; c < 4; c++) out->processed[4 * i + c] = ck_f32_to_f16(res->processed.data[4 * i + c]);
+        if (comp)
+            for (int c = 0; c < 3; c++) out->comp[3 * i + c] = ck_f32_to_u8_trunc(res->comp.data[3 * i + c]);
+    }
+    return CK_OK;
+}
+
+int ck_ctx_postprocess_on_device(const ck_ctx *ctx) {
+    return ctx && ctx->be->ext.postprocess && ctx->params.gpu_postprocess != 0 && ctx->params.tile <= 0;
+}
+
+/* Lays out the device regions for frames of w × h (once per frame size): passes | taps | scratch, in
+ * the larger of the activation arena's two gaps around the network output when they fit, else in
+ * post_dev; and the host copy of the tap tables. */
+static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
+    ck_backend  *be = ctx->be;
+    const int    S  = ctx->cfg.size;
+    size_t       poff[4];
+    const size_t passes  = passes_layout(w, h, comp, poff);
+    /* idx_x (w,8) | w_x (w,8) | idx_y (h,8) | w_y (h,8) */
+    const size_t tsz[4]  = {sizeof(int32_t) * 8 * (size_t)w, sizeof(float) * 8 * (size_t)w,
+                            sizeof(int32_t) * 8 * (size_t)h, sizeof(float) * 8 * (size_t)h};
+    size_t       toff[4], taps = 0;
+    for (int i = 0; i < 4; i++) toff[i] = taps, taps += align256(tsz[i]);
+    const size_t scratch = align256(be->ext.postprocess_scratch_bytes(S, w, h));
+    const size_t total   = passes + taps + scratch;
+
+    uint8_t     *arena = ctx->act_block, *out = ctx->last.out.data;
+    const size_t out_lo = (size_t)(out - arena), out_hi = align256(out_lo + ck_tensor_nbytes(&ctx->last.out));
+    CK_ASSERT(out >= arena && out_hi <= align256(ctx->act_bytes));
+    const size_t gap_hi = ctx->act_bytes > out_hi ? ctx->act_bytes - out_hi : 0;
+    uint8_t     *base;
+    if (gap_hi >= total) base = arena + out_hi;
+    else if (out_lo >= total) base = arena;
+    else {
+        if (total > ctx->post_dev_bytes) {
+            if (ctx->post_dev) be->free(be, ctx->post_dev);
+            ctx->post_dev       = be->alloc(be, total);
+            ctx->post_dev_bytes = ctx->post_dev ? total : 0;
+            if (!ctx->post_dev)
+                return ck__fail(&ctx->err, CK_STATUS_EOOM, "cannot allocate %.1f MiB for device post-processing",
+                                total / 1048576.0);
+        }
+        base = ctx->post_dev;
+    }
+    uint8_t *tap_host = malloc(taps);
+    if (!tap_host) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
+    ck_resize_lanczos4_taps(S, w, (int32_t *)(tap_host + toff[0]), (float *)(tap_host + toff[1]));
+    ck_resize_lanczos4_taps(S, h, (int32_t *)(tap_host + toff[2]), (float *)(tap_host + toff[3]));
+    free(ctx->post_taps);
+    ctx->post_taps         = tap_host;
+    ctx->post_taps_bytes   = taps;
+    ctx->post_passes_dev   = base;
+    ctx->post_passes_bytes = passes;
+    ctx->post_taps_dev     = base + passes;
+
+    ck_postprocess_args *a = &ctx->post;
+    memset(a, 0, sizeof *a);
+    uint8_t *t = ctx->post_taps_dev;
+    a->S = S, a->w = w, a->h = h;
+    a->idx_x = (const int32_t *)(t + toff[0]), a->w_x = (const float *)(t + toff[1]);
+    a->idx_y = (const int32_t *)(t + toff[2]), a->w_y = (const float *)(t + toff[3]);
+    a->alpha     = (uint16_t *)(base + poff[0]);
+    a->fg        = (uint16_t *)(base + poff[1]);
+    a->processed = (uint16_t *)(base + poff[2]);
+    a->comp      = comp ? base + poff[3] : NULL;
+    a->scratch   = base + passes + taps;
+    ctx->post_w = w, ctx->post_h = h, ctx->post_comp = comp;
+    return CK_OK;
+}
+
+ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_passes *out) {
+    if (!ctx || !rgb || !hint || !out) return CK_STATUS_EINVAL;
+    if (!ck_ctx_postprocess_on_device(ctx)) {
+        ck_result res = {0};
+        ck_status st  = ck_key_image(ctx, rgb, hint, &res);
+        if (st == CK_OK) {
+            if (out->pinned) st = passes_reserve(ctx->be, out, rgb->width, rgb->height, ctx->params.comp);
+            if (st == CK_OK) st = ck_passes_from_result(&res, out);
+            if (st != CK_OK) ck__fail(&ctx->err, st, "out of memory for the passes of a %dx%d frame", rgb->width,
+                                      rgb->height);
+        }
+        ck_result_free(&res);
+        return st;
+    }
+    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    if (!rgb->data || rgb->channels != 3 || rgb->width < 1 || rgb->height < 1)
+        return ck__fail(&ctx->err, CK_STATUS_EINVAL, "input image must be a non-empty 3-channel image");
+    if (!hint->data || hint->channels != 1 || hint->width < 1 || hint->height < 1)
+        return ck__fail(&ctx->err, CK_STATUS_EINVAL, "hint must be a non-empty 1-channel image");
+    const ck_params *p    = &ctx->params;
+    const int        w    = rgb->width, h = rgb->height, comp = p->comp != 0;
+    ck_backend      *be   = ctx->be;
+    ck_status        st   = ck__ctx_preprocess(ctx, rgb, hint);
+    if (st == CK_OK) st = ck__ctx_compute(ctx);
+    if (st == CK_OK && (w != ctx->post_w || h != ctx->post_h || comp != ctx->post_comp))
+        st = gpu_postprocess_setup(ctx, w, h, comp);
+    if (st == CK_OK) st = passes_reserve(be, out, w, h, comp) == CK_OK
+                              ? CK_OK
+                              : ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d passes", w, h);
+    if (st != CK_OK) {
+        ctx->failed = 1;
+        return st;
+    }
+    ck_postprocess_args *a = &ctx->post;
+    a->out                 = ctx->last.out.data;
+    a->despill             = p->despill;
+    a->despeckle           = p->despeckle;
+    a->despeckle_size      = p->despeckle_size;
+    be->upload(be, ctx->post_taps_dev, ctx->post_taps, ctx->post_taps_bytes);
+    be->ext.postprocess(be, a);
+    be->download(be, out->block, ctx->post_passes_dev, ctx->post_passes_bytes);
+    be->synchronize(be);
+    return CK_OK;
+}
