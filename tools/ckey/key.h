@@ -21,6 +21,7 @@ typedef struct key_opts {
     ck_exr_compression exr;
     int                quiet;
     int                workers; /* post-processing and writing threads; 0 = ck_pipe_default_workers() */
+    int                readers; /* decoding threads of a sequence; 0 = ck_pipe_default_readers() */
     ck_params          p;
 } key_opts;
 

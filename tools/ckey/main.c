@@ -103,6 +103,10 @@ static void usage_key(FILE *f) {
             "  --no-compile          CUDA: do not capture the forward as a CUDA Graph\n"
             "  --workers N           threads that post-process and write frames while the next frames are\n"
             "                        decoded and keyed (default: a quarter of the cores, 1 to 8)\n"
+            "  --readers N           threads that decode frames of a sequence ahead of the network (default:\n"
+            "                        half the cores, 1 to 16; a video is decoded by one)\n"
+            "  --no-gpu-postprocess  CUDA: resize back and post-process on the host instead of the device\n"
+            "                        (the device path downloads only the passes as stored; same values)\n"
             "  --stage-gc            synchronize between backbone, decoders and refiner\n"
             "  --quiet               only print errors\n"
             "  --json                machine-readable progress: one JSON object per line on stdout, with\n"
@@ -221,7 +225,9 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         else if (!strcmp(a, "--no-compile")) o->p.cuda_graph = 0;
         else if (!strcmp(a, "--workers")) {
             if (!parse_int(a, TAKE(), 1, 64, &o->workers)) return 0;
-        }
+        } else if (!strcmp(a, "--readers")) {
+            if (!parse_int(a, TAKE(), 1, 64, &o->readers)) return 0;
+        } else if (!strcmp(a, "--no-gpu-postprocess")) o->p.gpu_postprocess = 0;
         else if (!strcmp(a, "--stage-gc")) o->p.stage_gc = 1;
         else if (!strcmp(a, "--quiet")) o->quiet = 1;
         else if (!strcmp(a, "--device")) {

@@ -227,6 +227,12 @@ int ck_pipe_default_workers(void) {
     return w < 1 ? 1 : w > 8 ? 8 : w;
 }
 
+int ck_pipe_default_readers(void) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int  r     = (int)(cores / 2);
+    return r < 1 ? 1 : r > 16 ? 16 : r;
+}
+
 int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, const ck_pipe_ops *ops,
                 ck_pipe_stats *stats, char *err, size_t n) {
     frame_pipe p;
