@@ -37,7 +37,7 @@ echo "build: $(( $(date +%s) - t0 )) s"
 
 echo "== ctest"
 (cd build && ctest --output-on-failure -j4 -E cuda > "$OUT/ctest.log" 2>&1; echo "ctest (non-GPU tests) rc=$?"; grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest.log")
-for t in test_cuda_ops test_cuda_model test_cuda_preprocess; do
+for t in ${GPU_TESTS:-test_cuda_ops test_cuda_model test_cuda_preprocess test_cuda_postprocess}; do
     (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp ./tests/$t > "$OUT/$t.log" 2>&1; echo "$t rc=$?")
     grep -E "NOT OK|SKIP|PASS|FAIL" "$OUT/$t.log" | tail -15
 done
@@ -168,6 +168,42 @@ if has clip4k; then
     echo "-- same, EXR compression none (writing cost)"
     $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out --exr-compression none \
         --json 2> /dev/null | grep -E '"completed"|"failed"'
+    rm -rf $c
+fi
+
+if has e2e; then
+    echo "== 4K clip end to end, device post-processing vs host (elapsed $(( $(date +%s) - start )) s)"
+    c=/tmp/clip4k
+    rm -rf $c && $B plates --out $c/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
+    mkdir -p $c/Plate $c/AlphaHint
+    for i in $(seq 0 47); do
+        j=$(printf %04d $((i % 8)))
+        ln -sf $c/gen/Plate/$j.png $c/Plate/$(printf %05d $i).png
+        ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$(printf %05d $i).png
+    done
+    echo "-- model only (ckey bench, S=2048 fp16)"
+    $B bench --checkpoint $ck --size 2048 --device cuda --runs 10 --warmup 3 | tail -1
+    run_clip() { # name, extra options
+        rm -rf $c/out_$1
+        echo "-- ckey key, 48 frames 3840x2160 16-bit PNG, S=2048, all four passes: $1 (${*:2})"
+        /usr/bin/time -v $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out_$1 \
+            --json "${@:2}" 2> $OUT/e2e_$1.time | grep -E '"completed"|"failed"' | tee $OUT/e2e_$1.json
+        grep -E "Maximum resident|Elapsed|User time|System time|error|Command terminated" $OUT/e2e_$1.time
+        ls $c/out_$1/Matte | wc -l; du -sh $c/out_$1
+    }
+    run_clip gpu
+    run_clip host --no-gpu-postprocess
+    echo "-- device vs host post-processing: identical files per pass (of 48)"
+    for pass in Matte FG Processed Comp; do
+        same=0
+        for f in $c/out_gpu/$pass/*; do cmp -s $f $c/out_host/$pass/$(basename $f) && same=$((same+1)); done
+        echo "$pass: $same identical"
+    done
+    rm -rf $c/out_host
+    for cfg in "r12w4:--readers 12 --workers 4" "r8w8:--readers 8 --workers 8" "none:--exr-compression none"; do
+        run_clip ${cfg%%:*} ${cfg#*:}
+        rm -rf $c/out_${cfg%%:*}
+    done
     rm -rf $c
 fi
 

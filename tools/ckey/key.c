@@ -344,10 +344,12 @@ int run_key(key_opts o) {
         if (o.json)
             printf("{\"event\": \"completed\", \"frames_written\": %d, \"skipped\": %d, \"seconds\": %.3f, "
                    "\"fps\": %.3f, \"workers\": %d, \"stage_ms_per_frame\": {\"read\": %.1f, \"network\": %.1f, "
-                   "\"finish\": %.1f, \"write\": %.1f, \"ordered\": %.1f}}\n",
+                   "\"finish\": %.1f, \"write\": %.1f, \"ordered\": %.1f}, \"readers\": %d, "
+                   "\"postprocess_on_device\": %s, \"device_peak_mib\": %.1f}\n",
                    ps.frames, ps.skipped, now_s() - t0, ps.frames / (ps.wall_s > 0 ? ps.wall_s : 1e-9), workers,
                    1e3 * ps.read_s / n, 1e3 * ps.network_s / n, 1e3 * ps.finish_s / n, 1e3 * ps.write_s / n,
-                   1e3 * ps.ordered_s / n);
+                   1e3 * ps.ordered_s / n, readers, ck_ctx_postprocess_on_device(ctx) ? "true" : "false",
+                   ck_ctx_device_peak_bytes(ctx) / 1048576.0);
         if (!o.quiet) {
             fprintf(stderr, "ckey: keyed %d frame%s%s into %s\n", ps.frames, ps.frames == 1 ? "" : "s",
                     ps.skipped ? " (others already present, skipped)" : "", o.out);
