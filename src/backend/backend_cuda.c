@@ -122,6 +122,24 @@ static void cuda_download(ck_backend *be, void *dst, const void *src, size_t n) 
     CK_CUDA_FATAL(cudaStreamSynchronize(cu->stream));
 }
 
+/* Page-locked host memory: transfers run at full bus speed and need no staging copy. NULL on failure
+ * (callers fall back to ordinary memory). */
+static void *cuda_host_alloc(ck_backend *be, size_t bytes) {
+    ck_cuda *cu = ck_cuda_of(be);
+    void    *p  = NULL;
+    if (cu->capturing || cudaSetDevice(cu->device) != cudaSuccess ||
+        cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocDefault) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda_host_free(ck_backend *be, void *ptr) {
+    (void)be;
+    if (ptr) CK_CUDA_FATAL(cudaFreeHost(ptr));
+}
+
 static void cuda_synchronize(ck_backend *be) {
     ck_cuda *cu = ck_cuda_of(be);
     CK_CUDA_FATAL(cudaStreamSynchronize(cu->stream));
@@ -367,6 +385,10 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     be->ext.graph_reset      = cuda_graph_reset;
     be->ext.mem_peak         = cuda_mem_peak;
     be->ext.preprocess       = ck_preprocess_cuda;
+    be->ext.postprocess      = ck_postprocess_cuda;
+    be->ext.postprocess_scratch_bytes = ck_postprocess_cuda_scratch_bytes;
+    be->ext.host_alloc       = cuda_host_alloc;
+    be->ext.host_free        = cuda_host_free;
     be->ext.mem_peak_reset   = cuda_mem_peak_reset;
     be->ext.timer_mark       = cuda_timer_mark;
     be->ext.timer_elapsed_ms = cuda_timer_elapsed_ms;

@@ -99,6 +99,8 @@ cudaStream_t ck_cuda_stream(ck_backend *be);
 
 /* ---- ops (signatures as in backend/backend.h) ---- */
 void ck_preprocess_cuda(ck_backend *be, const ck_preprocess_args *a);
+void   ck_postprocess_cuda(ck_backend *be, const ck_postprocess_args *a);
+size_t ck_postprocess_cuda_scratch_bytes(int S, int w, int h);
 void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
                     ck_act act, const ck_tensor *residual);
 void ck_layernorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
