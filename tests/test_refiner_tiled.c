@@ -63,7 +63,10 @@ int main(void) {
             check_close(label, d, (const float *)ctx->last.delta_raw.data, (size_t)S * S * 4, 1e-6, 0.0);
             printf("       %s: max abs delta_raw %.3e (x10 = %.3e)\n", label, m, 10 * m);
             CHECK(10 * m <= 1e-5);
-            if (!bounded) CHECK_MSG(m == 0.0, "untiled statistics: bit for bit");
+            /* with the full-image statistics every tile computes the untiled arithmetic; only the GEMM
+             * library's blocking may differ with the tile's width (OpenBLAS picks kernels by shape: 0 on
+             * one machine, 3e-8 on another), so ulps, not bits */
+            if (!bounded) CHECK_MSG(m <= 1e-7, "untiled statistics: %.3e, want float rounding only", m);
         }
     /* memory at a large size, from the planner (shapes only, nothing runs): the untiled statistics pass
      * holds three full-size 16-channel buffers, the tiled one only tile-sized ones */
