@@ -162,6 +162,13 @@ ck_status ck_passes_from_result(const ck_result *res, ck_passes *out);
 /* Frees out's block (page-locked blocks through ctx, so before ck_ctx_free; ctx may be NULL otherwise). */
 void      ck_passes_free(ck_ctx *ctx, ck_passes *out);
 
+/* Host memory for frames handed to this context: page-locked when the device offers it (CUDA: uploads
+ * and downloads at full bus speed, no staging copy), else malloc. *pinned says which, for
+ * ck_ctx_host_free. Any thread; free before ck_ctx_free. ck_ctx_has_pinned_memory: 1 on CUDA. */
+void *ck_ctx_host_alloc(ck_ctx *ctx, size_t bytes, int *pinned);
+void  ck_ctx_host_free(ck_ctx *ctx, void *ptr, int pinned);
+int   ck_ctx_has_pinned_memory(const ck_ctx *ctx);
+
 /* Network only, on an already pre-processed input x (1,S,S,4) NHWC (normalized RGB + hint).
  * Writes alpha (S*S) and fg (S*S*3, interleaved) when non-NULL. */
 ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *fg_rgb);

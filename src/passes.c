@@ -36,23 +36,34 @@ static void passes_bind(ck_passes *p, int w, int h, int comp) {
     p->comp      = comp ? b + off[3] : NULL;
 }
 
+void *ck_ctx_host_alloc(ck_ctx *ctx, size_t bytes, int *pinned) {
+    ck_backend *be = ctx ? ctx->be : NULL;
+    void       *p  = be && be->ext.host_alloc ? be->ext.host_alloc(be, bytes) : NULL;
+    *pinned        = p != NULL;
+    return p ? p : malloc(bytes ? bytes : 1);
+}
+
+void ck_ctx_host_free(ck_ctx *ctx, void *ptr, int pinned) {
+    if (!pinned) {
+        free(ptr);
+        return;
+    }
+    CK_ASSERT(ctx && ctx->be->ext.host_free); /* page-locked memory is freed through its context */
+    ctx->be->ext.host_free(ctx->be, ptr);
+}
+
+int ck_ctx_has_pinned_memory(const ck_ctx *ctx) { return ctx && ctx->be->ext.host_alloc != NULL; }
+
 /* Room for w × h passes in out: the existing block when large enough, else a new one (page-locked
- * through be when it offers that, else malloc). */
-static ck_status passes_reserve(ck_backend *be, ck_passes *out, int w, int h, int comp) {
+ * through ctx when it offers that; ctx NULL: malloc). */
+static ck_status passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h, int comp) {
     size_t       off[4];
     const size_t need = passes_layout(w, h, comp, off);
     if (!out->block || out->block_bytes < need) {
-        void *blk    = NULL;
         int   pinned = 0;
-        if (be && be->ext.host_alloc) pinned = (blk = be->ext.host_alloc(be, need)) != NULL;
-        if (!blk) blk = malloc(need);
+        void *blk    = ctx ? ck_ctx_host_alloc(ctx, need, &pinned) : malloc(need);
         if (!blk) return CK_STATUS_EOOM;
-        if (out->pinned) {
-            CK_ASSERT(be && be->ext.host_free); /* a page-locked block is only grown by its context */
-            be->ext.host_free(be, out->block);
-        } else {
-            free(out->block);
-        }
+        ck_ctx_host_free(ctx, out->block, out->pinned);
         out->block = blk, out->block_bytes = need, out->pinned = pinned;
     }
     passes_bind(out, w, h, comp);
@@ -61,12 +72,7 @@ static ck_status passes_reserve(ck_backend *be, ck_passes *out, int w, int h, in
 
 void ck_passes_free(ck_ctx *ctx, ck_passes *out) {
     if (!out) return;
-    if (out->pinned) {
-        CK_ASSERT(ctx && ctx->be->ext.host_free);
-        ctx->be->ext.host_free(ctx->be, out->block);
-    } else {
-        free(out->block);
-    }
+    ck_ctx_host_free(ctx, out->block, out->pinned);
     memset(out, 0, sizeof *out);
 }
 
@@ -162,7 +168,7 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
         ck_result res = {0};
         ck_status st  = ck_key_image(ctx, rgb, hint, &res);
         if (st == CK_OK) {
-            if (out->pinned) st = passes_reserve(ctx->be, out, rgb->width, rgb->height, ctx->params.comp);
+            if (out->pinned) st = passes_reserve(ctx, out, rgb->width, rgb->height, ctx->params.comp);
             if (st == CK_OK) st = ck_passes_from_result(&res, out);
             if (st != CK_OK) ck__fail(&ctx->err, st, "out of memory for the passes of a %dx%d frame", rgb->width,
                                       rgb->height);
@@ -182,7 +188,7 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
     if (st == CK_OK) st = ck__ctx_compute(ctx);
     if (st == CK_OK && (w != ctx->post_w || h != ctx->post_h || comp != ctx->post_comp))
         st = gpu_postprocess_setup(ctx, w, h, comp);
-    if (st == CK_OK) st = passes_reserve(be, out, w, h, comp) == CK_OK
+    if (st == CK_OK) st = passes_reserve(ctx, out, w, h, comp) == CK_OK
                               ? CK_OK
                               : ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d passes", w, h);
     if (st != CK_OK) {

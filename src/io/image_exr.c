@@ -371,12 +371,13 @@ typedef struct exr_range {
  * it: per scanline and channel, each value minus the previous one (mod 2^16), high bytes then low
  * bytes, the whole chunk deflated (zlib format); stored raw when deflating does not shrink it. The
  * library's own PXR24 deflates with zlib at its default level (6) and offers no other, which makes a 4K
- * frame's passes cost seconds of CPU. Measured on a 4K frame's three passes (one core): zlib level 6
- * 1430 ms, zlib 4 1023 ms (14.7 MB), libdeflate level 2 444 ms (14.8 MB), libdeflate 1 396 ms
- * (15.2 MB). Any reader inflates every level.
+ * frame's passes cost seconds of CPU. Measured on a 4K frame's three passes (one core), smooth / noisy
+ * (random-weight network) content: zlib level 4 1023 / 1552 ms for 14.7 / 42.6 MB, libdeflate level 2
+ * 444 / 709 ms for 14.8 / 43.3 MB, libdeflate level 1 396 / 504 ms for 15.2 / 43.0 MB. Any reader
+ * inflates every level.
  * packed: the chunk as the library packs it (per scanline, per channel in file order, little-endian
  * halves); *out is malloc'd. */
-#define CK_PXR24_DEFLATE_LEVEL 2
+#define CK_PXR24_DEFLATE_LEVEL 1
 static exr_result_t exr_pxr24_half(exr_range *r, const uint8_t *packed, size_t n, int width, uint8_t **out,
                                    size_t *out_n) {
     const size_t row = (size_t)width * 2;

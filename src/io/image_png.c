@@ -45,6 +45,16 @@ static void on_png_warning(png_structp png, png_const_charp msg) {
 
 /* ---- read ---- */
 
+static void samples_to_float(float *dst, const unsigned char *src, size_t n, int depth) {
+    if (depth == 8) {
+        /* float32 division, as numpy's uint8.astype(float32) / 255.0 */
+        for (size_t i = 0; i < n; i++) dst[i] = (float)src[i] / 255.0f;
+    } else {
+        /* PNG stores 16-bit samples big-endian */
+        for (size_t i = 0; i < n; i++) dst[i] = (float)(((unsigned)src[2 * i] << 8) | src[2 * i + 1]) / 65535.0f;
+    }
+}
+
 static ck_status png_decode(png_io *io, ck_image *img, int *bit_depth) {
     if (setjmp(png_jmpbuf(io->png)))
         return ck__fail(io->err, CK_STATUS_EFORMAT, "%s: corrupt or truncated PNG: %s", io->path, io->msg);
@@ -77,32 +87,32 @@ static ck_status png_decode(png_io *io, ck_image *img, int *bit_depth) {
         return ck__fail(io->err, CK_STATUS_EFORMAT, "%s: unexpected PNG layout (%d channels, %d-bit, %zu bytes/row)",
                         io->path, channels, outdepth, rowbytes);
 
-    size_t total, nrows;
-    if (!ck_mul_size(rowbytes, (size_t)h, &total) || !ck_mul_size((size_t)h, sizeof(png_bytep), &nrows))
-        return ck__fail(io->err, CK_STATUS_EOOM, "%s: PNG size overflows", io->path);
-    io->pix  = malloc(total);
-    io->rows = malloc(nrows);
-    if (!io->pix || !io->rows)
-        return ck__fail(io->err, CK_STATUS_EOOM, "%s: cannot allocate %zu bytes for PNG rows", io->path, total);
-    for (png_uint_32 y = 0; y < h; y++) io->rows[y] = io->pix + (size_t)y * rowbytes;
-
-    png_read_image(io->png, io->rows);
-    /* also validates the trailing chunks: a file cut after the last IDAT fails here, as in cv2 */
-    png_read_end(io->png, NULL);
-
     ck_status st = ck__image_alloc(img, (int)w, (int)h, channels, io->path, io->err);
     if (st != CK_OK) return st;
-    size_t n = (size_t)w * (size_t)h * (size_t)channels;
-    if (outdepth == 8) {
-        /* float32 division, as numpy's uint8.astype(float32) / 255.0 */
-        for (size_t i = 0; i < n; i++) img->data[i] = (float)io->pix[i] / 255.0f;
-    } else {
-        /* PNG stores 16-bit samples big-endian */
-        for (size_t i = 0; i < n; i++) {
-            unsigned v   = ((unsigned)io->pix[2 * i] << 8) | io->pix[2 * i + 1];
-            img->data[i] = (float)v / 65535.0f;
+    const size_t row_vals = (size_t)w * (size_t)channels;
+    if (interlace == PNG_INTERLACE_NONE) {
+        /* row by row into the floats: no whole-image byte buffer (50 MB for a 16-bit 4K frame), each
+         * row converted while it is still in cache */
+        io->pix = malloc(rowbytes);
+        if (!io->pix) return ck__fail(io->err, CK_STATUS_EOOM, "%s: cannot allocate a PNG row", io->path);
+        for (png_uint_32 y = 0; y < h; y++) {
+            png_read_row(io->png, io->pix, NULL);
+            samples_to_float(img->data + (size_t)y * row_vals, io->pix, row_vals, outdepth);
         }
+    } else { /* Adam7: libpng assembles the passes in a full image */
+        size_t total, nrows;
+        if (!ck_mul_size(rowbytes, (size_t)h, &total) || !ck_mul_size((size_t)h, sizeof(png_bytep), &nrows))
+            return ck__fail(io->err, CK_STATUS_EOOM, "%s: PNG size overflows", io->path);
+        io->pix  = malloc(total);
+        io->rows = malloc(nrows);
+        if (!io->pix || !io->rows)
+            return ck__fail(io->err, CK_STATUS_EOOM, "%s: cannot allocate %zu bytes for PNG rows", io->path, total);
+        for (png_uint_32 y = 0; y < h; y++) io->rows[y] = io->pix + (size_t)y * rowbytes;
+        png_read_image(io->png, io->rows);
+        samples_to_float(img->data, io->pix, row_vals * h, outdepth);
     }
+    /* also validates the trailing chunks: a file cut after the last IDAT fails here, as in cv2 */
+    png_read_end(io->png, NULL);
     *bit_depth = outdepth;
     return CK_OK;
 }

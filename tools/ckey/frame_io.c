@@ -58,38 +58,47 @@ void file_stem(char *out, size_t n, const char *path) {
     if (dot && dot != out) *dot = '\0';
 }
 
-/* Reads the plate as 3-channel sRGB-or-linear floats following CorridorKey's CLI conventions. */
+/* Reads the plate as 3-channel sRGB-or-linear floats following CorridorKey's CLI conventions. An RGB
+ * file's decoded buffer becomes the plate itself (converted in place for EXR): a 4K frame is 100 MB,
+ * and a copy per frame costs as much memory traffic as the decoding. */
 ck_status read_plate(const char *path, int input_is_linear, ck_image *rgb, ck_err *err) {
     ck_image  raw;
     ck_status st = ck_image_read(path, &raw, NULL, err);
     if (st != CK_OK) return st;
-    const int is_exr = ck_image_sniff(path) == CK_IMAGE_EXR;
-    size_t    n      = (size_t)raw.width * raw.height;
-    rgb->width = raw.width, rgb->height = raw.height, rgb->channels = 3;
-    rgb->data  = malloc(sizeof(float) * n * 3);
-    if (!rgb->data) {
+    const int    is_exr = ck_image_sniff(path) == CK_IMAGE_EXR;
+    const size_t n      = (size_t)raw.width * raw.height;
+    float       *dst    = raw.channels == 3 ? raw.data : malloc(sizeof(float) * n * 3);
+    if (!dst) {
         ck_image_release(&raw);
         return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
     }
-    for (size_t i = 0; i < n; i++) {
-        for (int c = 0; c < 3; c++) {
-            /* grey files are replicated; alpha (4th channel) is dropped */
-            float v = raw.data[i * raw.channels + (raw.channels >= 3 ? c : 0)];
-            if (is_exr) {
-                v = v > 0.0f ? v : 0.0f; /* negatives clamped as CorridorKey does */
-                if (!input_is_linear) v = ck_linear_to_srgb(v);
+    if (raw.channels != 3 || is_exr) {
+        for (size_t i = 0; i < n; i++) {
+            for (int c = 0; c < 3; c++) {
+                /* grey files are replicated; alpha (4th channel) is dropped */
+                float v = raw.data[i * raw.channels + (raw.channels >= 3 ? c : 0)];
+                if (is_exr) {
+                    v = v > 0.0f ? v : 0.0f; /* negatives clamped as CorridorKey does */
+                    if (!input_is_linear) v = ck_linear_to_srgb(v);
+                }
+                dst[i * 3 + c] = v;
             }
-            rgb->data[i * 3 + c] = v;
         }
     }
-    ck_image_release(&raw);
+    *rgb = (ck_image){raw.width, raw.height, 3, dst};
+    if (dst != raw.data) ck_image_release(&raw);
     return CK_OK;
 }
 
+/* The hint is the file's first channel (a 1-channel file as decoded). */
 ck_status read_hint(const char *path, ck_image *hint, ck_err *err) {
     ck_image  raw;
     ck_status st = ck_image_read(path, &raw, NULL, err);
     if (st != CK_OK) return st;
+    if (raw.channels == 1) {
+        *hint = raw;
+        return CK_OK;
+    }
     size_t n    = (size_t)raw.width * raw.height;
     hint->width = raw.width, hint->height = raw.height, hint->channels = 1;
     hint->data  = malloc(sizeof(float) * n);

@@ -23,6 +23,7 @@ typedef struct frame_pipe {
     ck_ctx            *ctx;
     const ck_pipe_ops *ops;
     int                start, count, depth, workers, readers, omp_threads;
+    int                stage;     /* inputs go through page-locked slot memory (the device has it) */
     int                next_read; /* the next frame a reader claims */
     ck_pipe_frame     *frames; /* (depth) */
     int               *state;  /* (depth) */
@@ -78,7 +79,8 @@ static int wait_for(frame_pipe *p, int f, int s) {
 }
 
 static void release_frame(ck_pipe_frame *fr) {
-    free(fr->rgb.data), free(fr->hint.data);
+    if (!fr->in_staged) free(fr->rgb.data), free(fr->hint.data);
+    fr->in_staged = 0;
     fr->rgb.data = fr->hint.data = NULL;
     ck_result_free(&fr->res);
 }
@@ -98,6 +100,27 @@ static void complete(frame_pipe *p, ck_pipe_frame *fr) {
     pthread_mutex_unlock(&p->mu);
 }
 
+/* Moves the frame's rgb and hint into the slot's page-locked block (allocated once, grown when a frame
+ * is larger), so the network thread uploads them at full bus speed; kept as read when that memory
+ * cannot be had. */
+static void stage_inputs(frame_pipe *p, ck_pipe_frame *fr) {
+    const size_t nrgb = (size_t)fr->rgb.width * fr->rgb.height * 3, nhint = (size_t)fr->hint.width * fr->hint.height;
+    if (nrgb + nhint > fr->in_floats) {
+        ck_ctx_host_free(p->ctx, fr->in_block, fr->in_pinned);
+        int    pinned = 0;
+        float *blk    = ck_ctx_host_alloc(p->ctx, sizeof(float) * (nrgb + nhint), &pinned);
+        if (blk && !pinned) ck_ctx_host_free(p->ctx, blk, 0), blk = NULL;
+        fr->in_block = blk, fr->in_floats = blk ? nrgb + nhint : 0, fr->in_pinned = pinned;
+        if (!blk) return;
+    }
+    memcpy(fr->in_block, fr->rgb.data, sizeof(float) * nrgb);
+    memcpy(fr->in_block + nrgb, fr->hint.data, sizeof(float) * nhint);
+    free(fr->rgb.data), free(fr->hint.data);
+    fr->rgb.data  = fr->in_block;
+    fr->hint.data = fr->in_block + nrgb;
+    fr->in_staged = 1;
+}
+
 /* Readers claim frames in order; with several readers (file sequences) frames are decoded in parallel. */
 static void *reader_main(void *arg) {
     frame_pipe *p = arg;
@@ -109,11 +132,12 @@ static void *reader_main(void *arg) {
         if (!stop) *state_of(p, f) = SLOT_READING; /* claimed: frame f + depth must wait for it */
         pthread_mutex_unlock(&p->mu);
         if (stop) break;
-        ck_pipe_frame *fr     = slot_of(p, f);
-        const ck_passes keep  = fr->passes; /* the slot's buffers outlive its frames */
+        ck_pipe_frame  *fr   = slot_of(p, f);
+        const ck_pipe_frame keep = *fr; /* the slot's buffers outlive its frames */
         memset(fr, 0, sizeof *fr);
-        fr->passes = keep;
-        fr->index  = f;
+        fr->passes   = keep.passes;
+        fr->in_block = keep.in_block, fr->in_floats = keep.in_floats, fr->in_pinned = keep.in_pinned;
+        fr->index    = f;
         char         msg[1024] = "";
         const double t0        = now_s();
         if (!p->ops->read(p->ops->user, fr, msg, sizeof msg)) {
@@ -129,7 +153,10 @@ static void *reader_main(void *arg) {
             pthread_mutex_unlock(&p->mu);
             break;
         }
-        if (!fr->skipped) fr->w = fr->rgb.width, fr->h = fr->rgb.height;
+        if (!fr->skipped) {
+            fr->w = fr->rgb.width, fr->h = fr->rgb.height;
+            if (p->stage) stage_inputs(p, fr);
+        }
         advance(p, f, SLOT_READ, &p->st.read_s, now_s() - t0);
     }
     return NULL;
@@ -242,6 +269,7 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     p.readers     = readers < 1 ? 1 : readers;
     p.depth       = p.workers + p.readers + 2;
     p.next_read   = start;
+    p.stage       = ck_ctx_has_pinned_memory(ctx);
     long cores    = sysconf(_SC_NPROCESSORS_ONLN);
     p.omp_threads = (int)((cores + p.workers - 1) / p.workers);
     if (p.omp_threads < 1) p.omp_threads = 1;
@@ -282,8 +310,9 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
                                         : ck_key_image_begin(ctx, &fr->rgb, &fr->hint, &fr->res);
             fr->encoded     = on_device && st == CK_OK;
             tn              = now_s() - t1;
-            free(fr->rgb.data), free(fr->hint.data);
+            if (!fr->in_staged) free(fr->rgb.data), free(fr->hint.data);
             fr->rgb.data = fr->hint.data = NULL;
+            fr->in_staged = 0;
             if (st != CK_OK) {
                 char msg[1400];
                 snprintf(msg, sizeof msg, "keying %.512s failed: %.800s", fr->stem, ck_ctx_last_error(ctx));
@@ -309,6 +338,7 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     for (int i = 0; i < p.depth; i++) {
         release_frame(&p.frames[i]);
         ck_passes_free(ctx, &p.frames[i].passes);
+        if (p.frames[i].in_block) ck_ctx_host_free(ctx, p.frames[i].in_block, p.frames[i].in_pinned);
     }
     p.st.wall_s = now_s() - t0;
     if (stats) *stats = p.st;

@@ -30,6 +30,10 @@ typedef struct ck_pipe_frame {
     ck_result res;       /* network output, then (after finish) every pass in float; freed once encoded */
     ck_passes passes;    /* every pass as the files store it; the slot's block, reused frame after frame */
     int       encoded;   /* passes hold this frame */
+    float    *in_block;  /* the slot's page-locked input memory (CUDA): rgb then hint, reused */
+    size_t    in_floats;
+    int       in_pinned;
+    int       in_staged; /* rgb.data and hint.data point into in_block (not freed with the frame) */
     int       w, h;      /* frame size: the passes' size */
     int       skipped;   /* set by read: nothing to key (--skip-existing); still reported by done */
 } ck_pipe_frame;
