@@ -47,7 +47,7 @@ static void usage_bench(FILE *f) {
             "usage: ckey bench [--checkpoint FILE] [--size N] [--warmup N] [--runs N] [--device cpu|cuda|auto]\n"
             "                  [--precision fp32|bf16|fp16] [--sdpa 0|1] [--pad64 0|1] [--compile 0|1]\n"
             "                  [--stage-gc 0|1] [--slim 0|1] [--threads N] [--head-dim N] [--dump FILE.npy]\n"
-            "                  [--profile 0|1]\n"
+            "                  [--profile 0|1] [--frame WxH]\n"
             "       ckey bench --sweep ablation|key|full|isolate [--resolution N ...] [--tiled T/O ...]\n"
             "                  [--toggles LIST] [--half fp16|bf16] [--md FILE] [--json FILE|-] [other options]\n"
             "\n"
@@ -60,7 +60,10 @@ static void usage_bench(FILE *f) {
             "untimed ones (defaults 3 and 10; device events on CUDA, input already on the device),\n"
             "e2e_median_ms (upload + forward + download), activation/weight MiB, device peak MiB and host\n"
             "peak RSS. --dump writes the last output (S, S, 4: alpha, fg R, G, B) as .npy. --profile 1 adds\n"
-            "a per-op time table (stderr) from extra synchronized runs without a CUDA graph.\n"
+            "a per-op time table (stderr) from extra synchronized runs without a CUDA graph. --frame WxH adds\n"
+            "frame_median_ms: ck_key_passes on a synthetic WxH plate (upload, pre-processing, forward,\n"
+            "post-processing, download of every pass; inputs in page-locked memory, and again in ordinary\n"
+            "memory: frame_pageable_inputs_median_ms).\n"
             "\n"
             "Sweeps (the seed benchmarks' definitions): toggles slim (no kept intermediates), stage_gc,\n"
             "sdpa (fused attention), bf16 (16-bit activations vs fp32), fused_decode, gpu_preprocess,\n"
@@ -123,7 +126,39 @@ typedef struct bench_opts {
     int           half_set;
     unsigned      toggles;
     int           toggles_set;
+    int           frame_w, frame_h; /* --frame: also time ck_key_passes on a frame of this size */
 } bench_opts;
+
+static int make_frame_wh(int w, int h, ck_image *rgb, ck_image *hint);
+
+/* ck_key_passes on a w × h frame (plate in, every pass out: upload, pre-processing, forward,
+ * post-processing, download), inputs in page-locked or ordinary memory; median wall ms over runs. */
+static double time_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, int pinned_inputs, int warmup,
+                          int runs, double *t) {
+    ck_image  r = *rgb, hh = *hint;
+    int       pr = 0, ph = 0;
+    ck_passes pv = {0};
+    if (pinned_inputs) {
+        const size_t nr = sizeof(float) * 3 * (size_t)rgb->width * rgb->height, nh = sizeof(float) * (size_t)hint->width * hint->height;
+        r.data  = ck_ctx_host_alloc(ctx, nr, &pr);
+        hh.data = ck_ctx_host_alloc(ctx, nh, &ph);
+        memcpy(r.data, rgb->data, nr), memcpy(hh.data, hint->data, nh);
+    }
+    ck_status st = CK_OK;
+    for (int i = 0; i < warmup && st == CK_OK; i++) st = ck_key_passes(ctx, &r, &hh, &pv);
+    for (int i = 0; i < runs && st == CK_OK; i++) {
+        const double t0 = now_ms();
+        st              = ck_key_passes(ctx, &r, &hh, &pv);
+        t[i]            = now_ms() - t0;
+    }
+    ck_passes_free(ctx, &pv);
+    if (pinned_inputs) ck_ctx_host_free(ctx, r.data, pr), ck_ctx_host_free(ctx, hh.data, ph);
+    if (st != CK_OK) {
+        fprintf(stderr, "ckey: bench --frame: %s\n", ck_ctx_last_error(ctx));
+        return -1.0;
+    }
+    return ck_cli_median(t, runs);
+}
 
 /* ---- single configuration (the original mode; scripts parse its JSON line) ---- */
 
@@ -169,6 +204,23 @@ static int bench_single(const bench_opts *o) {
     }
     double mn = ck_sweep_min(t, runs);
     double med = ck_cli_median(t, runs), p95 = ck_cli_p95(t, runs), e2e_med = ck_cli_median(e2e, runs);
+    char   frame_json[256] = "";
+    if (o->frame_w > 0) {
+        ck_image rgb = {0}, hint = {0};
+        double  *tf  = malloc(sizeof(double) * (size_t)runs);
+        if (!tf || !make_frame_wh(o->frame_w, o->frame_h, &rgb, &hint)) {
+            fprintf(stderr, "ckey: out of memory for a %dx%d frame\n", o->frame_w, o->frame_h);
+            return 1;
+        }
+        const double pinned = time_passes(ctx, &rgb, &hint, 1, warmup, runs, tf);
+        const double plain  = time_passes(ctx, &rgb, &hint, 0, warmup, runs, tf);
+        if (pinned < 0 || plain < 0) return 1;
+        snprintf(frame_json, sizeof frame_json,
+                 "\"frame\": \"%dx%d\", \"frame_postprocess_on_device\": %s, \"frame_median_ms\": %.3f, "
+                 "\"frame_pageable_inputs_median_ms\": %.3f, ",
+                 o->frame_w, o->frame_h, ck_ctx_postprocess_on_device(ctx) ? "true" : "false", pinned, plain);
+        free(tf), free(rgb.data), free(hint.data);
+    }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const ck_params *pp = ck_ctx_params(ctx);
@@ -176,11 +228,11 @@ static int bench_single(const bench_opts *o) {
            "\"compile\": %d, \"stage_gc\": %d, \"slim\": %d, \"warmup\": %d, \"runs\": %d, "
            "\"first_ms\": %.3f, \"median_ms\": %.3f, \"min_ms\": %.3f, \"p95_ms\": %.3f, \"e2e_median_ms\": %.3f, "
            "\"activation_mib\": %.1f, \"weights_mib\": %.1f, \"device_peak_mib\": %.1f, \"peak_rss_mib\": %.1f, "
-           "\"alpha_center\": %.6f, \"checkpoint\": \"%s\"}\n",
+           "%s\"alpha_center\": %.6f, \"checkpoint\": \"%s\"}\n",
            S, ck_cli_device_name(ctx), ck_dtype_name(ctx->be->act_dtype), pp->fused_attention, pp->pad64, pp->cuda_graph,
            pp->stage_gc, !pp->keep_intermediates, warmup, runs, first, med, mn, p95, e2e_med,
            ck_ctx_activation_bytes(ctx) / 1048576.0, ck_ctx_weight_bytes(ctx) / 1048576.0,
-           ck_ctx_device_peak_bytes(ctx) / 1048576.0, ru.ru_maxrss / 1024.0,
+           ck_ctx_device_peak_bytes(ctx) / 1048576.0, ru.ru_maxrss / 1024.0, frame_json,
            (double)ctx->host_out[((size_t)S * S / 2 + S / 2) * 4], o->ckpt);
     if (o->dump) {
         ck_err        err      = {{0}};
@@ -200,27 +252,30 @@ static int bench_single(const bench_opts *o) {
 /* A green-screen-like frame: a soft disk subject with stripes over an unevenly lit green screen, a
  * little deterministic grain; hint = the subject's soft coverage in [0.05, 0.95], so no tile is
  * skipped as all-background or all-foreground and every tile of a tiled row runs the network. */
-static int make_frame(int n, ck_image *rgb, ck_image *hint) {
-    rgb->width = rgb->height = hint->width = hint->height = n;
+static int make_frame_wh(int w, int h, ck_image *rgb, ck_image *hint) {
+    rgb->width = hint->width = w;
+    rgb->height = hint->height = h;
     rgb->channels = 3, hint->channels = 1;
-    rgb->data  = malloc(sizeof(float) * (size_t)n * n * 3);
-    hint->data = malloc(sizeof(float) * (size_t)n * n);
+    rgb->data  = malloc(sizeof(float) * (size_t)w * h * 3);
+    hint->data = malloc(sizeof(float) * (size_t)w * h);
     if (!rgb->data || !hint->data) return 0;
-    for (int y = 0; y < n; y++)
-        for (int x = 0; x < n; x++) {
-            const double u = (x + 0.5) / n, v = (y + 0.5) / n, r = hypot(u - 0.5, v - 0.55);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const double u = (x + 0.5) / w, v = (y + 0.5) / h, r = hypot(u - 0.5, v - 0.55);
             const double a  = 1.0 / (1.0 + exp((r - 0.3) / 0.01));   /* subject coverage */
             const double ah = 1.0 / (1.0 + exp((r - 0.3) / 0.06));   /* rough hint */
             const double lit = 0.85 + 0.15 * u - 0.1 * (r * r);
             const double stripe = 0.8 + 0.2 * sin(60.0 * u + 20.0 * v);
             const double fg[3] = {0.78 * stripe, 0.52 * stripe, 0.42 * stripe}, bg[3] = {0.12 * lit, 0.66 * lit, 0.22 * lit};
-            const size_t i = (size_t)y * n + x;
-            const unsigned h = (unsigned)(i * 2654435761u) >> 24; /* grain in [0, 255] */
-            for (int c = 0; c < 3; c++) rgb->data[3 * i + c] = (float)(a * fg[c] + (1 - a) * bg[c] + (h - 127.5) / 255.0 * 0.02);
+            const size_t i = (size_t)y * w + x;
+            const unsigned g = (unsigned)(i * 2654435761u) >> 24; /* grain in [0, 255] */
+            for (int c = 0; c < 3; c++) rgb->data[3 * i + c] = (float)(a * fg[c] + (1 - a) * bg[c] + (g - 127.5) / 255.0 * 0.02);
             hint->data[i] = (float)(0.05 + 0.9 * ah);
         }
     return 1;
 }
+
+static int make_frame(int n, ck_image *rgb, ck_image *hint) { return make_frame_wh(n, n, rgb, hint); }
 
 /* One frame of a full-frame row: pre-processing + network + device sync (event timers on CUDA). */
 static double full_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_status *st) {
@@ -630,6 +685,12 @@ int ck_cli_bench(int argc, char **argv) {
             o.p.keep_intermediates = !slim;
         } else if (!strcmp(a, "--dump")) {
             o.dump = v;
+        } else if (!strcmp(a, "--frame")) {
+            if (sscanf(v ? v : "", "%dx%d", &o.frame_w, &o.frame_h) != 2 || o.frame_w < 1 || o.frame_h < 1 ||
+                o.frame_w > 16384 || o.frame_h > 16384) {
+                fprintf(stderr, "ckey: --frame expects WxH (e.g. 3840x2160), got '%s'\n", v ? v : "");
+                return 2;
+            }
         } else if (!strcmp(a, "--profile")) {
             if (!flag01(a, v, &o.profile)) return 2;
             if (o.profile) o.p.cuda_graph = 0;
