@@ -172,7 +172,7 @@ if has clip4k; then
 fi
 
 if has e2e; then
-    echo "== 4K clip end to end, device post-processing vs host (elapsed $(( $(date +%s) - start )) s)"
+    echo "== 4K clip end to end (elapsed $(( $(date +%s) - start )) s)"
     c=/tmp/clip4k
     rm -rf $c && $B plates --out $c/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
     mkdir -p $c/Plate $c/AlphaHint
@@ -181,8 +181,8 @@ if has e2e; then
         ln -sf $c/gen/Plate/$j.png $c/Plate/$(printf %05d $i).png
         ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$(printf %05d $i).png
     done
-    echo "-- model only (ckey bench, S=2048 fp16)"
-    $B bench --checkpoint $ck --size 2048 --device cuda --runs 10 --warmup 3 | tail -1
+    echo "-- model only, and ck_key_passes on a 3840x2160 frame (ckey bench, S=2048 fp16)"
+    $B bench --checkpoint $ck --size 2048 --device cuda --runs 10 --warmup 3 --frame 3840x2160 | tail -1 | tee $OUT/e2e_bench.json
     run_clip() { # name, extra options
         rm -rf $c/out_$1
         echo "-- ckey key, 48 frames 3840x2160 16-bit PNG, S=2048, all four passes: $1 (${*:2})"
@@ -190,19 +190,24 @@ if has e2e; then
             --json "${@:2}" 2> $OUT/e2e_$1.time | grep -E '"completed"|"failed"' | tee $OUT/e2e_$1.json
         grep -E "Maximum resident|Elapsed|User time|System time|error|Command terminated" $OUT/e2e_$1.time
         ls $c/out_$1/Matte | wc -l; du -sh $c/out_$1
+        rm -rf $c/out_$1
     }
-    run_clip gpu
-    run_clip host --no-gpu-postprocess
-    echo "-- device vs host post-processing: identical files per pass (of 48)"
+    for cfg in "default:" "w8:--workers 8" "w6r10:--workers 6 --readers 10" "none:--exr-compression none" \
+               "host:--no-gpu-postprocess"; do
+        run_clip ${cfg%%:*} ${cfg#*:}
+    done
+    echo "-- OMP_WAIT_POLICY=passive"
+    OMP_WAIT_POLICY=passive run_clip passive
+    echo "-- device vs host post-processing, same network arithmetic (CK_CONV=kernel): identical files of 8"
+    for m in gpu host; do
+        opt=""; [ $m = host ] && opt=--no-gpu-postprocess
+        CK_CONV=kernel $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/id_$m \
+            --frames 0-7 --quiet $opt
+    done
     for pass in Matte FG Processed Comp; do
         same=0
-        for f in $c/out_gpu/$pass/*; do cmp -s $f $c/out_host/$pass/$(basename $f) && same=$((same+1)); done
+        for f in $c/id_gpu/$pass/*; do cmp -s $f $c/id_host/$pass/$(basename $f) && same=$((same+1)); done
         echo "$pass: $same identical"
-    done
-    rm -rf $c/out_host
-    for cfg in "r12w4:--readers 12 --workers 4" "r8w8:--readers 8 --workers 8" "none:--exr-compression none"; do
-        run_clip ${cfg%%:*} ${cfg#*:}
-        rm -rf $c/out_${cfg%%:*}
     done
     rm -rf $c
 fi
