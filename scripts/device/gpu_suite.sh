@@ -212,6 +212,43 @@ if has e2e; then
     rm -rf $c
 fi
 
+if has scale; then
+    echo "== 4K clips, steady state: worker/reader counts, input formats (elapsed $(( $(date +%s) - start )) s)"
+    c=/tmp/clip4k
+    N=${FRAMES:-96}
+    rm -rf $c && $B plates --out $c/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
+    $B plates --out $c/genexr --size 3840x2160 --count 8 --seed 3 > /dev/null 2>&1
+    python3 -c "
+import cv2, glob, os
+os.makedirs('$c/gen8', exist_ok=True)
+for f in sorted(glob.glob('$c/gen/Plate/*.png')):
+    cv2.imwrite('$c/gen8/' + os.path.basename(f), (cv2.imread(f, cv2.IMREAD_UNCHANGED) >> 8).astype('uint8'))
+" || echo "no 8-bit plates"
+    mkdir -p $c/Plate $c/Plate8 $c/PlateExr $c/AlphaHint
+    for i in $(seq 0 $((N - 1))); do
+        j=$(printf %04d $((i % 8))); k=$(printf %05d $i)
+        ln -sf $c/gen/Plate/$j.png $c/Plate/$k.png; ln -sf $c/gen8/$j.png $c/Plate8/$k.png
+        ln -sf $c/genexr/Plate/$j.exr $c/PlateExr/$k.exr; ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$k.png
+    done
+    ls -la $c/gen/Plate/0000.png $c/gen8/0000.png $c/genexr/Plate/0000.exr | awk '{print $5, $9}'
+    clip() { # name, plate folder, options
+        rm -rf $c/out
+        /usr/bin/time -v $B key --image $c/$2 --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out --json \
+            "${@:3}" 2> $OUT/scale_$1.time | grep -E '"completed"|"failed"' > $OUT/scale_$1.json
+        echo "$1 ($2 ${*:3}): $(grep -o '"fps": [0-9.]*' $OUT/scale_$1.json) $(grep -o '"stage_ms_per_frame": {[^}]*}' $OUT/scale_$1.json)" \
+            "user $(grep 'User time' $OUT/scale_$1.time | awk '{print $4}') sys $(grep 'System time' $OUT/scale_$1.time | awk '{print $4}')"
+    }
+    clip warmup Plate --frames 0-47
+    for cfg in "w4:Plate" "w8:Plate --workers 8" "w12r12:Plate --workers 12 --readers 12" \
+               "w16r8:Plate --workers 16 --readers 8" "w8again:Plate --workers 8" \
+               "png8_w8:Plate8 --workers 8" "exr_w8:PlateExr --workers 8" "png8_w12r12:Plate8 --workers 12 --readers 12"; do
+        name=${cfg%%:*}; rest=${cfg#*:}
+        clip $name $rest
+    done
+    OMP_WAIT_POLICY=passive clip passive_w8 Plate --workers 8
+    rm -rf $c
+fi
+
 if has sweep; then
     echo "== ckey bench sweeps (elapsed $(( $(date +%s) - start )) s)"
     $B bench --sweep ablation --resolution 512 1024 2048 --warmup 3 --runs 10 --device cuda --checkpoint $ck \
