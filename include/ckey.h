@@ -91,6 +91,9 @@ typedef struct ck_params {
     int          gpu_postprocess; /* "gpu_postprocess": ck_key_passes resizes back and post-processes on
                                      the device (CUDA, full frame) and downloads only the passes as
                                      stored (half / 8-bit); 0 = on the host; -1 = auto (on for CUDA) */
+    int          gpu_encode;      /* "gpu_encode": with gpu_postprocess, ck_key_passes also encodes the EXR
+                                     passes as PXR24 chunks on the device (ck_passes.chunk_*); 0 = off
+                                     (the writers compress on the host); -1 = auto (on for CUDA) */
     /* Tiled mode: 0 = full frame (the plate is resized to `size`). Otherwise the model runs at
      * S = tile on tiles of the plate at its native resolution, stepped by tile − tile_overlap and
      * blended with linear ramps; all-background / all-foreground hints skip a tile, and a hint whose
@@ -149,14 +152,25 @@ typedef struct ck_passes {
     void     *block;     /* the allocation behind the four */
     size_t    block_bytes;
     int       pinned;    /* block is page-locked memory of the context's device */
+    /* With gpu_encode: the EXR passes already PXR24-encoded on the device, chunk by chunk as the file
+     * stores them (ck_image_write_exr_chunks). exr_chunks = 0: not encoded, write from the halves. */
+    int       exr_lines;       /* scanlines per chunk (16 for PXR24) */
+    int       exr_chunks;      /* chunks per pass: ⌈height / exr_lines⌉ */
+    int32_t  *chunk_bytes;     /* (3 · exr_chunks) Matte's, FG's, then Processed's: a zlib stream's
+                                  length, or 0 for a chunk stored uncompressed (built from the halves) */
+    uint8_t  *chunk_data;      /* the streams back to back, in that order */
+    void     *chunk_block;     /* the allocation behind chunk_bytes and chunk_data */
+    size_t    chunk_block_bytes;
+    int       chunk_pinned;
 } ck_passes;
 
 /* A frame keyed into passes. With gpu_postprocess in effect (CUDA, full frame) everything after
  * decoding runs on the device and only the passes are downloaded; otherwise ck_key_image then
  * ck_passes_from_result (the same values: see ck_ctx_postprocess_on_device). */
 ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_passes *out);
-/* 1 when ck_key_passes post-processes on this context's device. */
+/* 1 when ck_key_passes post-processes on this context's device; ..._encodes_...: and PXR24-encodes. */
 int       ck_ctx_postprocess_on_device(const ck_ctx *ctx);
+int       ck_ctx_encodes_on_device(const ck_ctx *ctx);
 /* Host conversion of a finished result (ck_result_finish) into passes; any thread. */
 ck_status ck_passes_from_result(const ck_result *res, ck_passes *out);
 /* Frees out's block (page-locked blocks through ctx, so before ck_ctx_free; ctx may be NULL otherwise). */

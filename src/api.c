@@ -29,6 +29,7 @@ ck_params ck_params_default(void) {
     p.fused_decode    = 1;
     p.gpu_preprocess  = -1;
     p.gpu_postprocess = -1;
+    p.gpu_encode      = -1;
     return p;
 }
 
@@ -163,6 +164,7 @@ void ck_ctx_free(ck_ctx *ctx) {
     free(ctx->host_x16);
     free(ctx->pre_taps);
     free(ctx->post_taps);
+    free(ctx->enc_seg_off_host);
     free(ctx);
 }
 

@@ -40,6 +40,14 @@ struct ck_ctx {
     void         *post_taps;       /* host copy of the Lanczos tap tables, uploaded before every frame */
     void         *post_taps_dev;
     size_t        post_taps_bytes;
+    /* device PXR24 encoding of the passes (gpu_encode): segments = 3 EXR passes × chunks; the regions
+     * follow the passes and taps, over the post-processing scratch (free again by then) */
+    int           enc_n, enc_chunks, enc_lines;
+    int64_t      *enc_seg_off_host; /* (enc_n + 1) */
+    uint8_t      *enc_xf, *enc_dst;  /* transformed passes (16·w·h bytes), then the gathered streams; deflated */
+    int64_t      *enc_seg_off, *enc_dst_off; /* (enc_n + 1) */
+    int32_t      *enc_bytes;        /* (enc_n) */
+    void         *enc_scratch;
     int           graph_ready; /* forward captured as a CUDA graph */
     int           failed;
     ck_err        err;

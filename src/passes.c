@@ -73,6 +73,7 @@ static ck_status passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h, int c
 void ck_passes_free(ck_ctx *ctx, ck_passes *out) {
     if (!out) return;
     ck_ctx_host_free(ctx, out->block, out->pinned);
+    ck_ctx_host_free(ctx, out->chunk_block, out->chunk_pinned);
     memset(out, 0, sizeof *out);
 }
 
@@ -86,6 +87,7 @@ ck_status ck_passes_from_result(const ck_result *res, ck_passes *out) {
         return CK_STATUS_EINVAL; /* growing a page-locked block needs its context */
     ck_status st = passes_reserve(NULL, out, w, h, comp);
     if (st != CK_OK) return st;
+    out->exr_chunks = 0; /* the writers compress */
     const int64_t F = (int64_t)w * h;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < F; i++) {
@@ -102,6 +104,59 @@ int ck_ctx_postprocess_on_device(const ck_ctx *ctx) {
     return ctx && ctx->be->ext.postprocess && ctx->params.gpu_postprocess != 0 && ctx->params.tile <= 0;
 }
 
+int ck_ctx_encodes_on_device(const ck_ctx *ctx) {
+    return ck_ctx_postprocess_on_device(ctx) && ctx->be->ext.deflate && ctx->be->ext.pxr24 && ctx->be->ext.gather &&
+           ctx->params.gpu_encode != 0;
+}
+
+/* Room for n chunk sizes and `data` bytes of streams in out's chunk block (grown when needed). */
+static ck_status chunks_reserve(ck_ctx *ctx, ck_passes *out, int n, size_t data) {
+    const size_t sizes = align256(sizeof(int32_t) * (size_t)n), need = sizes + (data ? data : 1);
+    if (!out->chunk_block || out->chunk_block_bytes < need) {
+        int   pinned = 0;
+        void *blk    = ck_ctx_host_alloc(ctx, need + need / 8, &pinned); /* headroom: sizes vary by frame */
+        if (!blk) return CK_STATUS_EOOM;
+        uint8_t *old = out->chunk_block;
+        if (old) memcpy(blk, old, sizeof(int32_t) * (size_t)n); /* the sizes already downloaded */
+        ck_ctx_host_free(ctx, old, out->chunk_pinned);
+        out->chunk_block = blk, out->chunk_block_bytes = need + need / 8, out->chunk_pinned = pinned;
+    }
+    out->chunk_bytes = out->chunk_block;
+    out->chunk_data  = (uint8_t *)out->chunk_block + sizes;
+    return CK_OK;
+}
+
+/* The EXR passes of the frame just post-processed on the device, as PXR24 chunks: transform, deflate,
+ * gather on the device; the sizes, then exactly the streams' bytes come back. */
+static ck_status encode_on_device(ck_ctx *ctx, ck_passes *out) {
+    ck_backend                *be = ctx->be;
+    const ck_postprocess_args *a  = &ctx->post;
+    const int                  n  = ctx->enc_n;
+    be->upload(be, ctx->enc_seg_off, ctx->enc_seg_off_host, sizeof(int64_t) * (size_t)(n + 1));
+    /* file channel order: names sorted (Y; B, G, R; A, B, G, R) */
+    const ck_pxr24_args pa[3] = {{a->alpha, a->w, a->h, 1, {0, 0, 0, 0}, ctx->enc_xf},
+                                 {a->fg, a->w, a->h, 3, {2, 1, 0, 0}, ctx->enc_xf + ctx->enc_seg_off_host[ctx->enc_chunks]},
+                                 {a->processed, a->w, a->h, 4, {3, 2, 1, 0},
+                                  ctx->enc_xf + ctx->enc_seg_off_host[2 * ctx->enc_chunks]}};
+    for (int p = 0; p < 3; p++) be->ext.pxr24(be, &pa[p]);
+    const ck_deflate_args da = {ctx->enc_xf, ctx->enc_seg_off, n, ctx->enc_dst, ctx->enc_bytes, ctx->enc_scratch};
+    be->ext.deflate(be, &da);
+    const ck_gather_args ga = {ctx->enc_dst, ctx->enc_seg_off, ctx->enc_bytes, n, ctx->enc_xf, ctx->enc_dst_off};
+    be->ext.gather(be, &ga);
+    if (chunks_reserve(ctx, out, n, 0) != CK_OK) return CK_STATUS_EOOM;
+    be->download(be, out->chunk_bytes, ctx->enc_bytes, sizeof(int32_t) * (size_t)n);
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        CK_ASSERT(out->chunk_bytes[i] >= 0 &&
+                  out->chunk_bytes[i] < ctx->enc_seg_off_host[i + 1] - ctx->enc_seg_off_host[i] + 1);
+        total += (size_t)out->chunk_bytes[i];
+    }
+    if (chunks_reserve(ctx, out, n, total) != CK_OK) return CK_STATUS_EOOM;
+    be->download(be, out->chunk_data, ctx->enc_xf, total);
+    out->exr_lines = ctx->enc_lines, out->exr_chunks = ctx->enc_chunks;
+    return CK_OK;
+}
+
 /* Lays out the device regions for frames of w × h (once per frame size): passes | taps | scratch, in
  * the larger of the activation arena's two gaps around the network output when they fit, else in
  * post_dev; and the host copy of the tap tables. */
@@ -115,7 +170,34 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
                             sizeof(int32_t) * 8 * (size_t)h, sizeof(float) * 8 * (size_t)h};
     size_t       toff[4], taps = 0;
     for (int i = 0; i < 4; i++) toff[i] = taps, taps += align256(tsz[i]);
-    const size_t scratch = align256(be->ext.postprocess_scratch_bytes(S, w, h));
+    const size_t post_scratch = align256(be->ext.postprocess_scratch_bytes(S, w, h));
+    /* encoding, after the post-processing (over its scratch): xf | dst | seg_off | dst_off | bytes | scratch */
+    const int     encode = ck_ctx_encodes_on_device(ctx);
+    const int     lines = 16, chunks = (h + lines - 1) / lines, n = 3 * chunks;
+    const int64_t xf_bytes = 16 * (int64_t)w * h; /* Matte 2, FG 6, Processed 8 bytes per pixel */
+    size_t        eoff[7] = {0}, enc = 0;
+    if (encode) {
+        const size_t esz[6] = {(size_t)xf_bytes, (size_t)xf_bytes, sizeof(int64_t) * (size_t)(n + 1),
+                               sizeof(int64_t) * (size_t)(n + 1), sizeof(int32_t) * (size_t)n,
+                               be->ext.deflate_scratch_bytes(n, xf_bytes)};
+        for (int i = 0; i < 6; i++) eoff[i] = enc, enc += align256(esz[i]);
+        int64_t *so = malloc(sizeof(int64_t) * (size_t)(n + 1));
+        if (!so) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
+        static const int C[3] = {1, 3, 4};
+        int64_t          off  = 0;
+        for (int p = 0, i = 0; p < 3; p++)
+            for (int c = 0; c < chunks; c++, i++) {
+                const int rows = h - c * lines < lines ? h - c * lines : lines;
+                so[i]          = off;
+                off += (int64_t)rows * C[p] * 2 * w;
+                CK_ASSERT((int64_t)rows * C[p] * 2 * w <= CK_DEFLATE_MAX_SEGMENT);
+            }
+        so[n] = off;
+        CK_ASSERT(off == xf_bytes);
+        free(ctx->enc_seg_off_host);
+        ctx->enc_seg_off_host = so;
+    }
+    const size_t scratch = post_scratch > enc ? post_scratch : enc;
     const size_t total   = passes + taps + scratch;
 
     uint8_t     *arena = ctx->act_block, *out = ctx->last.out.data;
@@ -158,6 +240,11 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
     a->processed = (uint16_t *)(base + poff[2]);
     a->comp      = comp ? base + poff[3] : NULL;
     a->scratch   = base + passes + taps;
+    uint8_t *e   = base + passes + taps;
+    ctx->enc_n   = encode ? n : 0, ctx->enc_chunks = chunks, ctx->enc_lines = lines;
+    ctx->enc_xf = e + eoff[0], ctx->enc_dst = e + eoff[1];
+    ctx->enc_seg_off = (int64_t *)(e + eoff[2]), ctx->enc_dst_off = (int64_t *)(e + eoff[3]);
+    ctx->enc_bytes = (int32_t *)(e + eoff[4]), ctx->enc_scratch = e + eoff[5];
     ctx->post_w = w, ctx->post_h = h, ctx->post_comp = comp;
     return CK_OK;
 }
@@ -202,6 +289,11 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
     a->despeckle_size      = p->despeckle_size;
     be->upload(be, ctx->post_taps_dev, ctx->post_taps, ctx->post_taps_bytes);
     be->ext.postprocess(be, a);
+    out->exr_chunks = 0;
+    if (ctx->enc_n && encode_on_device(ctx, out) != CK_OK) {
+        ctx->failed = 1;
+        return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for the encoded passes of a %dx%d frame", w, h);
+    }
     be->download(be, out->block, ctx->post_passes_dev, ctx->post_passes_bytes);
     be->synchronize(be);
     return CK_OK;

@@ -109,12 +109,50 @@ typedef struct ck_postprocess_args {
     void          *scratch;     /* ext.postprocess_scratch_bytes(S, w, h) bytes, 256-byte aligned */
 } ck_postprocess_args;
 
+/* zlib streams (RFC 1950 + RFC 1951) of independent byte segments on the device ("gpu_encode": EXR
+ * PXR24 chunks). All pointers are device memory. */
+#define CK_DEFLATE_MAX_SEGMENT (1 << 20)
+typedef struct ck_deflate_args {
+    const uint8_t *src;       /* the segments, concatenated */
+    const int64_t *seg_off;   /* (n + 1): segment i is src[seg_off[i] .. seg_off[i+1]), 1..CK_DEFLATE_MAX_SEGMENT bytes */
+    int            n;         /* number of segments */
+    uint8_t       *dst;       /* segment i's stream at dst + seg_off[i]; its capacity is the segment's length */
+    int32_t       *dst_bytes; /* (n) the stream's length, or 0 when it would not be shorter than the segment */
+    void          *scratch;   /* ext.deflate_scratch_bytes(n, total) bytes, 256-byte aligned */
+} ck_deflate_args;
+
+/* The PXR24 byte transform of half-float scanlines (EXR): per row, per channel in the file's order
+ * (names sorted), each value minus the previous one of the row (mod 2^16, the first minus 0), the
+ * row's high bytes then its low bytes. A chunk of L rows is then L consecutive rows of dst. */
+typedef struct ck_pxr24_args {
+    const uint16_t *src;    /* (h, w, C) interleaved halves */
+    int             w, h, C;
+    int             order[4]; /* file channel k is interleaved channel order[k] */
+    uint8_t        *dst;    /* (h, C, 2, w) bytes */
+} ck_pxr24_args;
+
+/* Packs the first bytes[i] bytes of each segment i of src (at seg_off[i]) back to back into dst, at
+ * dst_off[i] = bytes[0] + … + bytes[i−1] (written too, n + 1 values). */
+typedef struct ck_gather_args {
+    const uint8_t *src;
+    const int64_t *seg_off; /* (n + 1) */
+    const int32_t *bytes;   /* (n) */
+    int            n;
+    uint8_t       *dst;
+    int64_t       *dst_off; /* (n + 1) out */
+} ck_gather_args;
+
 typedef struct ck_backend_ext {
     /* Optional: pre-processing on the device ("gpu_preprocess"), enqueued like an op. */
     void (*preprocess)(ck_backend *be, const ck_preprocess_args *a);
     /* Optional: post-processing on the device ("gpu_postprocess"), enqueued like an op; its scratch. */
     void (*postprocess)(ck_backend *be, const ck_postprocess_args *a);
     size_t (*postprocess_scratch_bytes)(int S, int w, int h);
+    /* Optional: zlib streams of byte segments on the device, enqueued like an op; its scratch. */
+    void (*deflate)(ck_backend *be, const ck_deflate_args *a);
+    size_t (*deflate_scratch_bytes)(int n, int64_t total_bytes);
+    void (*pxr24)(ck_backend *be, const ck_pxr24_args *a);
+    void (*gather)(ck_backend *be, const ck_gather_args *a);
     /* Optional: page-locked host memory (fast transfers); NULL when the backend has none. */
     void *(*host_alloc)(ck_backend *be, size_t bytes);
     void (*host_free)(ck_backend *be, void *ptr);

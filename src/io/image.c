@@ -221,7 +221,7 @@ static ck_status write_exr(const ck__image_job *job, ck_err *err) {
 }
 
 static ck__image_job float_job(const char *path, const ck_image *img, int bits, ck_exr_compression comp) {
-    ck__image_job job = {path, 0, 0, 0, NULL, NULL, NULL, bits, comp};
+    ck__image_job job = {path, 0, 0, 0, NULL, NULL, NULL, bits, comp, 0, NULL, NULL};
     if (img) job.width = img->width, job.height = img->height, job.channels = img->channels, job.f32 = img->data;
     return job;
 }
@@ -238,7 +238,7 @@ ck_status ck_image_write_png16(const char *path, const ck_image *img, ck_err *er
 
 ck_status ck_image_write_png_u8(const char *path, int width, int height, int channels, const uint8_t *u8,
                                 ck_err *err) {
-    const ck__image_job job = {path, width, height, channels, NULL, NULL, u8, 8, CK_EXR_NONE};
+    const ck__image_job job = {path, width, height, channels, NULL, NULL, u8, 8, CK_EXR_NONE, 0, NULL, NULL};
     return write_png(&job, err);
 }
 
@@ -249,7 +249,17 @@ ck_status ck_image_write_exr(const char *path, const ck_image *img, ck_exr_compr
 
 ck_status ck_image_write_exr_half(const char *path, int width, int height, int channels, const uint16_t *half,
                                   ck_exr_compression comp, ck_err *err) {
-    const ck__image_job job = {path, width, height, channels, NULL, half, NULL, 16, comp};
+    const ck__image_job job = {path, width, height, channels, NULL, half, NULL, 16, comp, 0, NULL, NULL};
+    return write_exr(&job, err);
+}
+
+ck_status ck_image_write_exr_chunks(const char *path, int width, int height, int channels, const uint16_t *half,
+                                    int lines, const int32_t *chunk_bytes, const uint8_t *chunk_data, ck_err *err) {
+    if (lines != 16 || !chunk_bytes || !chunk_data)
+        return ck__fail(err, CK_STATUS_EINVAL, "%s: PXR24 chunks of %d scanlines (16 expected) or no chunk data",
+                        path ? path : "EXR", lines);
+    const ck__image_job job = {path,         width,       height,    channels, NULL, half, NULL, 16, CK_EXR_PXR24,
+                               lines,        chunk_bytes, chunk_data};
     return write_exr(&job, err);
 }
 

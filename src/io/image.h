@@ -75,6 +75,13 @@ ck_status ck_image_write_exr_half(const char *path, int width, int height, int c
 ck_status ck_image_write_png_u8(const char *path, int width, int height, int channels, const uint8_t *u8,
                                 ck_err *err);
 
+/* A half-float PXR24 EXR whose chunks are already encoded (ck_passes with gpu_encode): chunk c holds
+ * scanlines [c·lines, …) as a zlib stream of chunk_bytes[c] bytes at chunk_data (streams back to back),
+ * or, when chunk_bytes[c] is 0, is stored uncompressed from `half` (h, w, C interleaved), which the format
+ * allows when compression does not shrink a chunk. lines must be the format's 16. */
+ck_status ck_image_write_exr_chunks(const char *path, int width, int height, int channels, const uint16_t *half,
+                                    int lines, const int32_t *chunk_bytes, const uint8_t *chunk_data, ck_err *err);
+
 /* Writes into "<path>.tmp.<pid>.<n>" (n: a per-process counter, so threads never share a temp file)
  * and renames onto path; removes the temp file on failure, leaving an existing path untouched.
  * Shared by every writer (images now, other outputs later). fn must create tmp_path itself and
@@ -94,6 +101,9 @@ typedef struct ck__image_job {
     const uint8_t     *u8;   /* 8-bit (PNG) */
     int                bits; /* PNG: 8 or 16 */
     ck_exr_compression comp; /* EXR */
+    int                lines;       /* EXR with pre-encoded chunks (PXR24): scanlines per chunk, else 0 */
+    const int32_t     *chunk_bytes;
+    const uint8_t     *chunk_data;
 } ck__image_job;
 
 ck_status ck__png_read(const char *path, ck_image *img, int *bit_depth, ck_err *err);

@@ -523,6 +523,48 @@ static exr_result_t exr_encode_range(exr_writer *w, int c0, int c1) {
     return rv;
 }
 
+/* Chunks encoded elsewhere (ck_passes with gpu_encode): header, then each chunk as given, or stored
+ * uncompressed (packed: per scanline, per channel in file order, little-endian halves) where the encoder
+ * found no gain. */
+static ck_status exr_write_given_chunks(exr_writer *w, const char *tmp_path) {
+    const ck__image_job      *job  = w->job;
+    const int                 W = job->width, H = job->height, C = job->channels;
+    exr_context_initializer_t init = make_init(&w->mb);
+    exr_result_t              rv   = exr_start_write(&w->ctx, tmp_path, EXR_WRITE_FILE_DIRECTLY, &init);
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "create file");
+    rv = exr_define(w->ctx, job, &w->part);
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "header");
+    int32_t lpc = 0;
+    rv          = exr_get_scanlines_per_chunk(w->ctx, w->part, &lpc);
+    if (rv != EXR_ERR_SUCCESS || lpc != job->lines) return exr_wfail(w, rv, "lines per chunk");
+    /* file channel k is interleaved channel order[C][k] (names sorted) */
+    static const int order[5][4] = {{0}, {0}, {1, 0}, {2, 1, 0}, {3, 2, 1, 0}};
+    uint8_t         *raw         = malloc((size_t)lpc * W * C * 2);
+    if (!raw) return ck__fail(w->err, CK_STATUS_EOOM, "%s: out of memory", job->path);
+    const uint8_t *data = job->chunk_data;
+    for (int y0 = 0, c = 0; y0 < H && rv == EXR_ERR_SUCCESS; y0 += lpc, c++) {
+        const int rows = H - y0 < lpc ? H - y0 : lpc;
+        if (job->chunk_bytes[c] > 0) {
+            rv = exr_write_scanline_chunk(w->ctx, w->part, y0, data, (uint64_t)job->chunk_bytes[c]);
+            data += job->chunk_bytes[c];
+            continue;
+        }
+        uint8_t *p = raw;
+        for (int y = y0; y < y0 + rows; y++)
+            for (int k = 0; k < C; k++)
+                for (int x = 0; x < W; x++, p += 2) {
+                    const uint16_t v = job->f16[((size_t)y * W + x) * C + order[C][k]];
+                    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8);
+                }
+        rv = exr_write_scanline_chunk(w->ctx, w->part, y0, raw, (uint64_t)(p - raw));
+    }
+    free(raw);
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "pixel data");
+    rv = exr_finish(&w->ctx);
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "offset table");
+    return CK_OK;
+}
+
 static ck_status exr_encode(exr_writer *w, const char *tmp_path) {
     const int H = w->job->height;
 
@@ -567,12 +609,13 @@ static ck_status exr_encode(exr_writer *w, const char *tmp_path) {
 ck_status ck__exr_write(const char *tmp_path, const void *ctx, ck_err *err) {
     const ck__image_job *job = ctx;
     CK_ASSERT(job && (job->f32 || job->f16) && job->channels >= 1 && job->channels <= 4);
+    CK_ASSERT(!job->lines || (job->f16 && job->comp == CK_EXR_PXR24));
     CK_ASSERT(job->comp == CK_EXR_PXR24 || job->comp == CK_EXR_ZIP || job->comp == CK_EXR_NONE);
     exr_writer *w = calloc(1, sizeof *w);
     if (!w) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", job->path);
     w->job       = job;
     w->err       = err;
-    ck_status st = exr_encode(w, tmp_path);
+    ck_status st = job->lines ? exr_write_given_chunks(w, tmp_path) : exr_encode(w, tmp_path);
     if (w->ctx) exr_finish(&w->ctx); /* only reached on failure: the library drops the partial file */
     for (int c = 0; w->chunk_data && c < w->nchunks; c++) free(w->chunk_data[c]);
     free(w->chunk_data);

@@ -161,6 +161,7 @@ int write_passes(const key_opts *o, const char *stem, const ck_passes *pv) {
     const int npass = init_passes(passes, o, pv);
     ck_err    err   = {{0}};
     int       rc = 0, written = 0;
+    size_t    chunk_ofs = 0; /* where the next EXR pass's encoded chunks start */
     pass_paths(passes, npass, o->out, stem);
     for (int i = 0; i < npass && rc == 0; i++) {
         pass_out *p = &passes[i];
@@ -171,9 +172,17 @@ int write_passes(const key_opts *o, const char *stem, const ck_passes *pv) {
             rc = EXIT_RUNTIME;
             break;
         }
-        ck_status st = p->u8 ? ck_image_write_png_u8(p->tmp_path, pv->width, pv->height, p->channels, p->u8, &err)
-                             : ck_image_write_exr_half(p->tmp_path, pv->width, pv->height, p->channels, p->half,
-                                                       o->exr, &err);
+        ck_status st;
+        if (p->u8) {
+            st = ck_image_write_png_u8(p->tmp_path, pv->width, pv->height, p->channels, p->u8, &err);
+        } else if (pv->exr_chunks > 0 && o->exr == CK_EXR_PXR24) { /* encoded on the device */
+            const int32_t *bytes = pv->chunk_bytes + (size_t)i * pv->exr_chunks;
+            st = ck_image_write_exr_chunks(p->tmp_path, pv->width, pv->height, p->channels, p->half, pv->exr_lines,
+                                           bytes, pv->chunk_data + chunk_ofs, &err);
+            for (int c = 0; c < pv->exr_chunks; c++) chunk_ofs += (size_t)bytes[c];
+        } else {
+            st = ck_image_write_exr_half(p->tmp_path, pv->width, pv->height, p->channels, p->half, o->exr, &err);
+        }
         if (st != CK_OK) rc = EXIT_RUNTIME;
         else written = i + 1;
     }

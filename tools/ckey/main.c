@@ -107,6 +107,8 @@ static void usage_key(FILE *f) {
             "                        half the cores, 1 to 16; a video is decoded by one)\n"
             "  --no-gpu-postprocess  CUDA: resize back and post-process on the host instead of the device\n"
             "                        (the device path downloads only the passes as stored; same values)\n"
+            "  --no-gpu-encode       CUDA: compress the PXR24 EXR passes on the host (libdeflate) instead of\n"
+            "                        the device (same pixels; the device's streams are a few %% larger)\n"
             "  --stage-gc            synchronize between backbone, decoders and refiner\n"
             "  --quiet               only print errors\n"
             "  --json                machine-readable progress: one JSON object per line on stdout, with\n"
@@ -228,6 +230,7 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         } else if (!strcmp(a, "--readers")) {
             if (!parse_int(a, TAKE(), 1, 64, &o->readers)) return 0;
         } else if (!strcmp(a, "--no-gpu-postprocess")) o->p.gpu_postprocess = 0;
+        else if (!strcmp(a, "--no-gpu-encode")) o->p.gpu_encode = 0;
         else if (!strcmp(a, "--stage-gc")) o->p.stage_gc = 1;
         else if (!strcmp(a, "--quiet")) o->quiet = 1;
         else if (!strcmp(a, "--device")) {
@@ -247,6 +250,7 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         }
 #undef TAKE
     }
+    if (o->exr != CK_EXR_PXR24) o->p.gpu_encode = 0; /* the device encodes PXR24 only */
     if (o->p.tile_overlap < 0) o->p.tile_overlap = o->p.tile ? (o->p.tile > 128 ? 64 : o->p.tile / 4) : 0;
     if (o->p.tile && o->p.tile_overlap >= o->p.tile) {
         fprintf(stderr, "ckey: --overlap %d must be smaller than --tile %d\n", o->p.tile_overlap, o->p.tile);

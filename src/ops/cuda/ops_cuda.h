@@ -101,6 +101,10 @@ cudaStream_t ck_cuda_stream(ck_backend *be);
 void ck_preprocess_cuda(ck_backend *be, const ck_preprocess_args *a);
 void   ck_postprocess_cuda(ck_backend *be, const ck_postprocess_args *a);
 size_t ck_postprocess_cuda_scratch_bytes(int S, int w, int h);
+void   ck_deflate_cuda(ck_backend *be, const ck_deflate_args *a);
+size_t ck_deflate_cuda_scratch_bytes(int n, int64_t total_bytes);
+void   ck_pxr24_cuda(ck_backend *be, const ck_pxr24_args *a);
+void   ck_gather_cuda(ck_backend *be, const ck_gather_args *a);
 void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
                     ck_act act, const ck_tensor *residual);
 void ck_layernorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,

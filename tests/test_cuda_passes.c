@@ -1,0 +1,181 @@
+/* ck_key_passes on CUDA (tiny fixture model, S = 128, fp32): the device path (gpu_postprocess, and
+ * gpu_encode: PXR24 chunks deflated on the device) against the host path of the same engine:
+ *  - alpha and fg halves bit-identical to the host's; processed within one half ulp, comp within ±1
+ *    (the device's powf), the despeckled alpha bit-identical;
+ *  - with and without gpu_encode the halves are identical;
+ *  - every encoded chunk inflates (zlib) to the PXR24 transform of its scanlines, stored chunks are
+ *    marked 0, and the EXR written from the chunks reads back as the halves.
+ * Frames: upscaled 300×200 (chunk tail of 8 rows), the model size 128×128, and 333×77.
+ * Skips cleanly (exit 0) without a CUDA device. */
+#include "ckey.h"
+#include "backend/backend.h"
+#include "core/tensor.h"
+#include "harness.h"
+#include "io/image.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static void synth(ck_image *rgb, ck_image *hint, int w, int h) {
+    *rgb  = (ck_image){w, h, 3, malloc(sizeof(float) * 3 * (size_t)w * h)};
+    *hint = (ck_image){w, h, 1, malloc(sizeof(float) * (size_t)w * h)};
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const size_t i  = (size_t)y * w + x;
+            const float  dx = x - 0.5f * w, dy = y - 0.45f * h;
+            const int    in = dx * dx + dy * dy < 0.08f * w * h;
+            rgb->data[3 * i]     = in ? 0.7f + 0.2f * sinf(0.1f * x) : 0.12f;
+            rgb->data[3 * i + 1] = in ? 0.45f : 0.8f + 0.05f * cosf(0.07f * y);
+            rgb->data[3 * i + 2] = in ? 0.35f + 0.003f * (x % 50) : 0.2f;
+            hint->data[i]        = in ? 1.0f : (x % 23 == 0 ? 0.6f : 0.0f);
+        }
+}
+
+static ck_ctx *open_ctx(const char *ck, int post, int encode) {
+    ck_params p       = ck_params_default();
+    p.size            = 128;
+    p.device          = CK_DEVICE_CUDA;
+    p.precision       = CK_PREC_FP32;
+    p.gpu_postprocess = post;
+    p.gpu_encode      = encode;
+    p.despeckle_size  = 30; /* the small frames have islands on both sides of it */
+    ck_ctx *ctx       = NULL;
+    if (ck_ctx_init(&ctx, ck, &p) != CK_OK) {
+        printf("NOT OK init: %s\n", ck_ctx_last_error(ctx));
+        ck_ctx_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* half ulp distance (same sign assumed; both finite) */
+static int ulps(uint16_t a, uint16_t b) { return a > b ? a - b : b - a; }
+
+/* every chunk of pass p: inflates to its PXR24 transform, or is marked stored */
+static void check_chunks(const ck_passes *pv, int p, int C, const uint16_t *half) {
+    static const int order[5][4] = {{0}, {0}, {1, 0}, {2, 1, 0}, {3, 2, 1, 0}};
+    const int        W = pv->width, H = pv->height, L = pv->exr_lines;
+    size_t           ofs = 0;
+    for (int q = 0; q < p; q++)
+        for (int c = 0; c < pv->exr_chunks; c++) ofs += (size_t)pv->chunk_bytes[(size_t)q * pv->exr_chunks + c];
+    uint8_t *want = malloc((size_t)L * W * C * 2), *got = malloc((size_t)L * W * C * 2);
+    int      bad = 0, stored = 0;
+    size_t   total = 0, raw = 0;
+    for (int c = 0; c < pv->exr_chunks; c++) {
+        const int rows = H - c * L < L ? H - c * L : L;
+        uint8_t  *w    = want;
+        for (int y = c * L; y < c * L + rows; y++)
+            for (int k = 0; k < C; k++, w += 2 * W) {
+                unsigned prev = 0;
+                for (int x = 0; x < W; x++) {
+                    const unsigned v = half[((size_t)y * W + x) * C + order[C][k]], d = (v - prev) & 0xffffu;
+                    prev = v, w[x] = (uint8_t)(d >> 8), w[W + x] = (uint8_t)d;
+                }
+            }
+        const size_t  n     = (size_t)(w - want);
+        const int32_t bytes = pv->chunk_bytes[(size_t)p * pv->exr_chunks + c];
+        raw += n;
+        if (bytes == 0) {
+            stored++;
+            total += n;
+            continue;
+        }
+        uLongf got_n = (uLongf)n;
+        if (bytes < 0 || (size_t)bytes >= n || uncompress(got, &got_n, pv->chunk_data + ofs, (uLong)bytes) != Z_OK ||
+            got_n != n || memcmp(got, want, n))
+            bad++;
+        ofs += (size_t)bytes;
+        total += (size_t)bytes;
+    }
+    g_checks++;
+    if (bad) g_failures++;
+    printf("%-6s %dx%d pass %d: %d chunks inflate to the PXR24 transform (%d bad, %d stored), %zu of %zu bytes\n",
+           bad ? "NOT OK" : "OK", W, H, p, pv->exr_chunks, bad, stored, total, raw);
+    free(want), free(got);
+}
+
+int main(void) {
+    ck_err          err   = {{0}};
+    ck_backend_opts opts  = {0, CK_PREC_FP32, 1};
+    ck_backend     *probe = ck_backend_cuda_create(&opts, &err);
+    if (!probe) {
+        printf("SKIP: no CUDA device (%s)\n", err.msg);
+        return 0;
+    }
+    const int have_encoder = probe->ext.deflate != NULL;
+    probe->destroy(probe);
+    char ck[1024];
+    test_path(ck, sizeof ck, "CK_FIXTURES", "tiny/s128/model.safetensors");
+    ck_ctx *enc = open_ctx(ck, 1, 1), *dev = open_ctx(ck, 1, 0), *host = open_ctx(ck, 0, 0);
+    if (!enc || !dev || !host) return 1;
+    CHECK(ck_ctx_postprocess_on_device(enc) && !ck_ctx_postprocess_on_device(host));
+    CHECK(ck_ctx_encodes_on_device(enc) == have_encoder && !ck_ctx_encodes_on_device(dev));
+
+    const int sizes[3][2] = {{300, 200}, {128, 128}, {333, 77}};
+    for (int s = 0; s < 3; s++) {
+        const int w = sizes[s][0], h = sizes[s][1];
+        ck_image  rgb, hint;
+        synth(&rgb, &hint, w, h);
+        ck_passes pe = {0}, pd = {0}, ph = {0};
+        CHECK_MSG(ck_key_passes(enc, &rgb, &hint, &pe) == CK_OK, "%s", ck_ctx_last_error(enc));
+        CHECK_MSG(ck_key_passes(dev, &rgb, &hint, &pd) == CK_OK, "%s", ck_ctx_last_error(dev));
+        CHECK_MSG(ck_key_passes(host, &rgb, &hint, &ph) == CK_OK, "%s", ck_ctx_last_error(host));
+        if (!pe.alpha || !pd.alpha || !ph.alpha) continue;
+        const size_t F = (size_t)w * h;
+        CHECK_MSG(!memcmp(pe.alpha, pd.alpha, F * 2) && !memcmp(pe.fg, pd.fg, F * 6) &&
+                      !memcmp(pe.processed, pd.processed, F * 8) && !memcmp(pe.comp, pd.comp, F * 3),
+                  "%dx%d: passes with and without gpu_encode", w, h);
+        size_t da = 0, dfg = 0, dp = 0, dpa = 0, dc = 0;
+        int    up = 0, uc = 0;
+        for (size_t i = 0; i < F; i++) {
+            da += pe.alpha[i] != ph.alpha[i];
+            for (int c = 0; c < 3; c++) dfg += pe.fg[3 * i + c] != ph.fg[3 * i + c];
+            for (int c = 0; c < 4; c++) {
+                const int u = ulps(pe.processed[4 * i + c], ph.processed[4 * i + c]);
+                dp += u != 0, up = u > up ? u : up;
+            }
+            dpa += pe.processed[4 * i + 3] != ph.processed[4 * i + 3];
+            for (int c = 0; c < 3; c++) {
+                const int d = abs((int)pe.comp[3 * i + c] - (int)ph.comp[3 * i + c]);
+                dc += d != 0, uc = d > uc ? d : uc;
+            }
+        }
+        g_checks++;
+        const int ok = da == 0 && dfg == 0 && dpa == 0 && up <= 1 && uc <= 1 && dp * 1000 <= F * 4 + 1000 &&
+                       dc * 1000 <= F * 3 + 1000;
+        if (!ok) g_failures++;
+        printf("%-6s %dx%d device vs host passes: alpha %zu, fg %zu differ; processed %zu (max %d ulp, despeckled "
+               "alpha %zu), comp %zu (max %d)\n",
+               ok ? "OK" : "NOT OK", w, h, da, dfg, dp, up, dpa, dc, uc);
+        if (have_encoder) {
+            CHECK(pe.exr_chunks == (h + 15) / 16 && pe.exr_lines == 16 && pd.exr_chunks == 0);
+            const int       C[3]    = {1, 3, 4};
+            const uint16_t *half[3] = {pe.alpha, pe.fg, pe.processed};
+            for (int p = 0; p < 3 && pe.exr_chunks; p++) {
+                check_chunks(&pe, p, C[p], half[p]);
+                char path[1100];
+                snprintf(path, sizeof path, "%s/ckey_cuda_passes_%d.exr", getenv("CK_TMP") ? getenv("CK_TMP") : "/tmp",
+                         p);
+                size_t ofs = 0;
+                for (int q = 0; q < p; q++)
+                    for (int c = 0; c < pe.exr_chunks; c++) ofs += (size_t)pe.chunk_bytes[(size_t)q * pe.exr_chunks + c];
+                CHECK_MSG(ck_image_write_exr_chunks(path, w, h, C[p], half[p], 16,
+                                                    pe.chunk_bytes + (size_t)p * pe.exr_chunks, pe.chunk_data + ofs,
+                                                    &err) == CK_OK,
+                          "%s", err.msg);
+                ck_image back = {0};
+                int      same = ck_image_read(path, &back, NULL, &err) == CK_OK && back.channels == C[p];
+                for (size_t i = 0; same && i < F * C[p]; i++) same = ck_f32_to_f16(back.data[i]) == half[p][i];
+                CHECK_MSG(same, "%dx%d pass %d: the EXR from device chunks reads back as the halves", w, h, p);
+                ck_image_release(&back);
+                remove(path);
+            }
+        }
+        ck_passes_free(enc, &pe), ck_passes_free(dev, &pd), ck_passes_free(host, &ph);
+        free(rgb.data), free(hint.data);
+    }
+    ck_ctx_free(enc), ck_ctx_free(dev), ck_ctx_free(host);
+    return test_summary();
+}
