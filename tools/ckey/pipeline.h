@@ -69,7 +69,8 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
  * itself), at least 1, at most 8. */
 int ck_pipe_default_workers(void);
 /* Default reader count for file sequences: half the cores (decoding a 4K frame is single-threaded and
- * costs about as much as compressing its passes), at least 1, at most 16. */
-int ck_pipe_default_readers(void);
+ * costs about as much as compressing its passes), three quarters when the device encodes the passes
+ * (writing is then little more than copying); at least 1, at most 16. */
+int ck_pipe_default_readers(int device_encodes);
 
 #endif
