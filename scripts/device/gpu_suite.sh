@@ -37,7 +37,7 @@ echo "build: $(( $(date +%s) - t0 )) s"
 
 echo "== ctest"
 (cd build && ctest --output-on-failure -j4 -E cuda > "$OUT/ctest.log" 2>&1; echo "ctest (non-GPU tests) rc=$?"; grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest.log")
-for t in ${GPU_TESTS:-test_cuda_ops test_cuda_model test_cuda_preprocess test_cuda_postprocess}; do
+for t in ${GPU_TESTS:-test_cuda_ops test_cuda_model test_cuda_preprocess test_cuda_postprocess test_cuda_passes test_cuda_deflate}; do
     (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp ./tests/$t > "$OUT/$t.log" 2>&1; echo "$t rc=$?")
     grep -E "NOT OK|SKIP|PASS|FAIL" "$OUT/$t.log" | tail -15
 done
@@ -246,6 +246,56 @@ for f in sorted(glob.glob('$c/gen/Plate/*.png')):
         clip $name $rest
     done
     OMP_WAIT_POLICY=passive clip passive_w8 Plate --workers 8
+    rm -rf $c
+fi
+
+if has final4k; then
+    echo "== 4K end to end with the passes encoded on the device (elapsed $(( $(date +%s) - start )) s)"
+    c=/tmp/clip4k
+    N=${FRAMES:-96}
+    rm -rf $c && $B plates --out $c/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
+    $B plates --out $c/genexr --size 3840x2160 --count 8 --seed 3 > /dev/null 2>&1
+    python3 -c "
+import cv2, glob, os
+os.makedirs('$c/gen8', exist_ok=True)
+for f in sorted(glob.glob('$c/gen/Plate/*.png')):
+    cv2.imwrite('$c/gen8/' + os.path.basename(f), (cv2.imread(f, cv2.IMREAD_UNCHANGED) >> 8).astype('uint8'))
+" || echo "no 8-bit plates"
+    mkdir -p $c/Plate $c/Plate8 $c/PlateExr $c/AlphaHint
+    for i in $(seq 0 $((N - 1))); do
+        j=$(printf %04d $((i % 8))); k=$(printf %05d $i)
+        ln -sf $c/gen/Plate/$j.png $c/Plate/$k.png; ln -sf $c/gen8/$j.png $c/Plate8/$k.png
+        ln -sf $c/genexr/Plate/$j.exr $c/PlateExr/$k.exr; ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$k.png
+    done
+    echo "-- model alone and ck_key_passes on a 3840x2160 frame (S=2048 fp16)"
+    $B bench --checkpoint $ck --size 2048 --device cuda --runs 10 --warmup 3 --frame 3840x2160 | tail -1 | tee $OUT/final_bench.json
+    clip() { # name, plate folder, options
+        rm -rf $c/out_$1
+        /usr/bin/time -v $B key --image $c/$2 --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out_$1 --json \
+            "${@:3}" 2> $OUT/final_$1.time | grep -E '"completed"|"failed"' > $OUT/final_$1.json
+        echo "$1 ($2 ${*:3}): $(grep -o '"fps": [0-9.]*' $OUT/final_$1.json) $(grep -o '"stage_ms_per_frame": {[^}]*}' $OUT/final_$1.json)" \
+            "$(grep -o '"readers": [0-9]*' $OUT/final_$1.json) $(grep -o '"device_peak_mib": [0-9.]*' $OUT/final_$1.json)" \
+            "user $(grep 'User time' $OUT/final_$1.time | awk '{print $4}') sys $(grep 'System time' $OUT/final_$1.time | awk '{print $4}')" \
+            "out $(du -sm $c/out_$1 | cut -f1) MB $(ls $c/out_$1/Matte | wc -l)/$(ls $c/out_$1/Comp | wc -l) frames"
+    }
+    clip warmup Plate --frames 0-47; rm -rf $c/out_warmup
+    clip png16 Plate
+    clip png16_host_encode Plate --no-gpu-encode --workers 8
+    python3 - <<PY || echo "EXR comparison unavailable"
+import os; os.environ["OPENCV_IO_ENABLE_OPENEXR"] = "1"
+import cv2, numpy as np
+worst = 0.0; n = 0
+for p in ("Matte", "FG", "Processed"):
+    for f in ("00000.exr", "00047.exr", "00095.exr"):
+        a = cv2.imread("$c/out_png16/%s/%s" % (p, f), cv2.IMREAD_UNCHANGED); b = cv2.imread("$c/out_png16_host_encode/%s/%s" % (p, f), cv2.IMREAD_UNCHANGED)
+        worst = max(worst, float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max())); n += 1
+print("device- vs host-encoded EXR files: %d compared, max abs pixel difference %g" % (n, worst))
+PY
+    rm -rf $c/out_png16 $c/out_png16_host_encode
+    clip png8 Plate8; rm -rf $c/out_png8
+    clip exr PlateExr; rm -rf $c/out_exr
+    clip png16_r16 Plate --readers 16; rm -rf $c/out_png16_r16
+    clip png16_none Plate --exr-compression none; rm -rf $c/out_png16_none
     rm -rf $c
 fi
 
