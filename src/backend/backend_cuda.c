@@ -387,6 +387,8 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     be->ext.preprocess       = ck_preprocess_cuda;
     be->ext.postprocess      = ck_postprocess_cuda;
     be->ext.postprocess_scratch_bytes = ck_postprocess_cuda_scratch_bytes;
+    be->ext.deflate          = ck_deflate_cuda;
+    be->ext.deflate_scratch_bytes = ck_deflate_cuda_scratch_bytes;
     be->ext.pxr24            = ck_pxr24_cuda;
     be->ext.gather           = ck_gather_cuda;
     be->ext.host_alloc       = cuda_host_alloc;
