@@ -311,10 +311,15 @@ if has shm; then
         rm -rf $2
     }
     clip warmup $o --frames 0-63
-    clip tmpfs $o
-    clip tmpfs_w8 $o --workers 8
-    clip tmpfs_w8r10 $o --workers 8 --readers 10
-    clip disk_w8 $c/out --workers 8
+    if [ -n "${SHORT:-}" ]; then
+        clip disk $c/out
+        clip tmpfs $o
+    else
+        clip tmpfs $o
+        clip tmpfs_w8 $o --workers 8
+        clip tmpfs_w8r10 $o --workers 8 --readers 10
+        clip disk_w8 $c/out --workers 8
+    fi
     rm -rf $c $o
 fi
 

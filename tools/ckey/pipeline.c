@@ -11,6 +11,10 @@
 
 #include <omp.h>
 #include <pthread.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +104,15 @@ static void complete(frame_pipe *p, ck_pipe_frame *fr) {
     pthread_mutex_unlock(&p->mu);
 }
 
+/* Readers and workers yield to the network thread: it wakes after every device synchronization, and a
+ * late wake-up idles the GPU (measured on a 16-core machine with 20 busy threads: 98 ms per frame in
+ * the pipeline against 60 ms alone). Linux applies nice values per thread. */
+static void lower_priority(void) {
+#ifdef __linux__
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5);
+#endif
+}
+
 /* Moves the frame's rgb and hint into the slot's page-locked block (allocated once, grown when a frame
  * is larger), so the network thread uploads them at full bus speed; kept as read when that memory
  * cannot be had. */
@@ -124,6 +137,7 @@ static void stage_inputs(frame_pipe *p, ck_pipe_frame *fr) {
 /* Readers claim frames in order; with several readers (file sequences) frames are decoded in parallel. */
 static void *reader_main(void *arg) {
     frame_pipe *p = arg;
+    lower_priority();
     for (;;) {
         pthread_mutex_lock(&p->mu);
         const int f = p->next_read++;
@@ -192,6 +206,7 @@ static void *worker_main(void *arg) {
     worker_arg *wa = arg;
     frame_pipe       *p  = wa->p;
     omp_set_num_threads(p->omp_threads); /* this thread's OpenMP teams */
+    lower_priority();
     for (;;) {
         const int f = take_net_frame(p, wa->net_done);
         if (f < 0) break;
@@ -248,9 +263,9 @@ static void *ordered_main(void *arg) {
     return NULL;
 }
 
-int ck_pipe_default_workers(void) {
+int ck_pipe_default_workers(int device_encodes) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int  w     = (int)(cores / 4);
+    int  w     = (int)(device_encodes ? cores / 2 : cores / 4);
     return w < 1 ? 1 : w > 8 ? 8 : w;
 }
 

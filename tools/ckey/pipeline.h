@@ -65,9 +65,10 @@ typedef struct ck_pipe_stats {
 int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, const ck_pipe_ops *ops,
                 ck_pipe_stats *stats, char *err, size_t n);
 
-/* Default worker count for this machine: a quarter of the cores (post-processing is multi-threaded
- * itself), at least 1, at most 8. */
-int ck_pipe_default_workers(void);
+/* Default worker count for this machine: a quarter of the cores (post-processing and compression are
+ * multi-threaded themselves), half when the device encodes the passes (writing is then mostly file
+ * system work, which overlaps better across frames); at least 1, at most 8. */
+int ck_pipe_default_workers(int device_encodes);
 /* Default reader count for file sequences: half the cores (decoding a 4K frame is single-threaded and
  * costs about as much as compressing its passes), three quarters when the device encodes the passes
  * (writing is then little more than copying); at least 1, at most 16. */
