@@ -109,15 +109,16 @@ int ck_ctx_encodes_on_device(const ck_ctx *ctx) {
            ctx->params.gpu_encode != 0;
 }
 
-/* Room for n chunk sizes and `data` bytes of streams in out's chunk block (grown when needed). */
-static ck_status chunks_reserve(ck_ctx *ctx, ck_passes *out, int n, size_t data) {
+/* Room for n chunk sizes and `data` bytes of streams in out's chunk block (grown when needed; the first
+ * `keep` sizes, already downloaded, move with it). */
+static ck_status chunks_reserve(ck_ctx *ctx, ck_passes *out, int n, int keep, size_t data) {
     const size_t sizes = align256(sizeof(int32_t) * (size_t)n), need = sizes + (data ? data : 1);
     if (!out->chunk_block || out->chunk_block_bytes < need) {
         int   pinned = 0;
         void *blk    = ck_ctx_host_alloc(ctx, need + need / 8, &pinned); /* headroom: sizes vary by frame */
         if (!blk) return CK_STATUS_EOOM;
         uint8_t *old = out->chunk_block;
-        if (old) memcpy(blk, old, sizeof(int32_t) * (size_t)n); /* the sizes already downloaded */
+        if (old && keep) memcpy(blk, old, sizeof(int32_t) * (size_t)keep);
         ck_ctx_host_free(ctx, old, out->chunk_pinned);
         out->chunk_block = blk, out->chunk_block_bytes = need + need / 8, out->chunk_pinned = pinned;
     }
@@ -143,7 +144,7 @@ static ck_status encode_on_device(ck_ctx *ctx, ck_passes *out) {
     be->ext.deflate(be, &da);
     const ck_gather_args ga = {ctx->enc_dst, ctx->enc_seg_off, ctx->enc_bytes, n, ctx->enc_xf, ctx->enc_dst_off};
     be->ext.gather(be, &ga);
-    if (chunks_reserve(ctx, out, n, 0) != CK_OK) return CK_STATUS_EOOM;
+    if (chunks_reserve(ctx, out, n, 0, 0) != CK_OK) return CK_STATUS_EOOM;
     be->download(be, out->chunk_bytes, ctx->enc_bytes, sizeof(int32_t) * (size_t)n);
     size_t total = 0;
     for (int i = 0; i < n; i++) {
@@ -151,7 +152,7 @@ static ck_status encode_on_device(ck_ctx *ctx, ck_passes *out) {
                   out->chunk_bytes[i] < ctx->enc_seg_off_host[i + 1] - ctx->enc_seg_off_host[i] + 1);
         total += (size_t)out->chunk_bytes[i];
     }
-    if (chunks_reserve(ctx, out, n, total) != CK_OK) return CK_STATUS_EOOM;
+    if (chunks_reserve(ctx, out, n, n, total) != CK_OK) return CK_STATUS_EOOM;
     be->download(be, out->chunk_data, ctx->enc_xf, total);
     out->exr_lines = ctx->enc_lines, out->exr_chunks = ctx->enc_chunks;
     return CK_OK;
@@ -172,8 +173,10 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
     for (int i = 0; i < 4; i++) toff[i] = taps, taps += align256(tsz[i]);
     const size_t post_scratch = align256(be->ext.postprocess_scratch_bytes(S, w, h));
     /* encoding, after the post-processing (over its scratch): xf | dst | seg_off | dst_off | bytes | scratch */
-    const int     encode = ck_ctx_encodes_on_device(ctx);
     const int     lines = 16, chunks = (h + lines - 1) / lines, n = 3 * chunks;
+    /* a chunk of the widest pass (Processed, 4 halves) must fit one device segment: frames wider than
+     * 8192 px are compressed by the writers on the host */
+    const int     encode = ck_ctx_encodes_on_device(ctx) && (int64_t)lines * 4 * 2 * w <= CK_DEFLATE_MAX_SEGMENT;
     const int64_t xf_bytes = 16 * (int64_t)w * h; /* Matte 2, FG 6, Processed 8 bytes per pixel */
     size_t        eoff[7] = {0}, enc = 0;
     if (encode) {
@@ -254,11 +257,16 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
     if (!ck_ctx_postprocess_on_device(ctx)) {
         ck_result res = {0};
         ck_status st  = ck_key_image(ctx, rgb, hint, &res);
+        if (st == CK_OK && out->pinned) {
+            st = passes_reserve(ctx, out, rgb->width, rgb->height, ctx->params.comp);
+            if (st != CK_OK)
+                ck__fail(&ctx->err, st, "out of memory for the passes of a %dx%d frame", rgb->width, rgb->height);
+        }
         if (st == CK_OK) {
-            if (out->pinned) st = passes_reserve(ctx, out, rgb->width, rgb->height, ctx->params.comp);
-            if (st == CK_OK) st = ck_passes_from_result(&res, out);
-            if (st != CK_OK) ck__fail(&ctx->err, st, "out of memory for the passes of a %dx%d frame", rgb->width,
-                                      rgb->height);
+            st = ck_passes_from_result(&res, out);
+            if (st != CK_OK)
+                ck__fail(&ctx->err, st, "converting a %dx%d frame's passes failed: %s", rgb->width, rgb->height,
+                         ck_status_str(st));
         }
         ck_result_free(&res);
         return st;

@@ -127,7 +127,9 @@ static void cuda_download(ck_backend *be, void *dst, const void *src, size_t n) 
 static void *cuda_host_alloc(ck_backend *be, size_t bytes) {
     ck_cuda *cu = ck_cuda_of(be);
     void    *p  = NULL;
-    if (cu->capturing || cudaSetDevice(cu->device) != cudaSuccess ||
+    /* Any thread (pipeline readers stage frames while the context's thread may be capturing its graph):
+     * the capture is thread-local, and the capturing thread itself never allocates host memory. */
+    if (cudaSetDevice(cu->device) != cudaSuccess ||
         cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocDefault) != cudaSuccess) {
         cudaGetLastError();
         return NULL;

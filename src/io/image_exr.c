@@ -536,7 +536,10 @@ static ck_status exr_write_given_chunks(exr_writer *w, const char *tmp_path) {
     if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "header");
     int32_t lpc = 0;
     rv          = exr_get_scanlines_per_chunk(w->ctx, w->part, &lpc);
-    if (rv != EXR_ERR_SUCCESS || lpc != job->lines) return exr_wfail(w, rv, "lines per chunk");
+    if (rv != EXR_ERR_SUCCESS) return exr_wfail(w, rv, "lines per chunk");
+    if (lpc != job->lines)
+        return ck__fail(w->err, CK_STATUS_EINVAL, "%s: PXR24 stores %d scanlines per chunk, the chunks given hold %d",
+                        job->path, (int)lpc, job->lines);
     /* file channel k is interleaved channel order[C][k] (names sorted) */
     static const int order[5][4] = {{0}, {0}, {1, 0}, {2, 1, 0}, {3, 2, 1, 0}};
     uint8_t         *raw         = malloc((size_t)lpc * W * C * 2);
