@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The frame pipeline of `ckey key` (tools/ckey/pipeline.c): with 1, 3 and 5 post-processing/writing
-# workers a 12-frame sequence gives byte-identical passes; an unreadable frame in the middle ends the run
+# workers and 1 or 6 readers a 12-frame sequence gives byte-identical passes; an unreadable frame in the middle ends the run
 # with exit 1 after every frame before it has been written completely, and leaves no temporary files;
 # --video-out from a sequence is named after its folder. Skips when this build cannot write EXR/PNG.
 set -u
@@ -27,6 +27,14 @@ for w in 3 5; do
     key --out "$tmp/w$w" --workers $w; rc=$?
     check "[ $rc -eq 0 ] && diff -r '$tmp/w1' '$tmp/w$w' > /dev/null" "$w workers: same bytes as 1 worker"
 done
+for r in 1 6; do
+    key --out "$tmp/r$r" --workers 2 --readers $r; rc=$?
+    check "[ $rc -eq 0 ] && diff -r '$tmp/w1' '$tmp/r$r' > /dev/null" "$r readers: same bytes as the default"
+done
+key --out "$tmp/opts" --workers 2 --no-gpu-postprocess --no-gpu-encode; rc=$?
+check "[ $rc -eq 0 ] && diff -r '$tmp/w1' '$tmp/opts' > /dev/null" "--no-gpu-postprocess --no-gpu-encode on the CPU: same bytes"
+key --out "$tmp/x" --readers 0 2> "$tmp/r0.err"; rc=$?
+check "[ $rc -eq 2 ] && grep -q -- '--readers' '$tmp/r0.err'" "--readers 0: usage error naming the option (exit $rc)"
 check "[ \$(ls '$tmp/w3/Matte' | wc -l) -eq 12 ]" "12 Matte files"
 
 echo "not an image" > "$tmp/shot/f7.png"
