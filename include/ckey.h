@@ -177,10 +177,11 @@ ck_status ck_passes_from_result(const ck_result *res, ck_passes *out);
 void      ck_passes_free(ck_ctx *ctx, ck_passes *out);
 
 /* Host memory for frames handed to this context: page-locked when the device offers it (CUDA: uploads
- * and downloads at full bus speed, no staging copy), else malloc. *pinned says which, for
- * ck_ctx_host_free. Any thread; free before ck_ctx_free. ck_ctx_has_pinned_memory: 1 on CUDA. */
+ * and downloads at full bus speed, no staging copy) and the context's page-locked total stays within a
+ * quarter of the machine's memory, else malloc. *pinned says which; free with the same size and flag.
+ * Any thread; free before ck_ctx_free. ck_ctx_has_pinned_memory: 1 on CUDA. */
 void *ck_ctx_host_alloc(ck_ctx *ctx, size_t bytes, int *pinned);
-void  ck_ctx_host_free(ck_ctx *ctx, void *ptr, int pinned);
+void  ck_ctx_host_free(ck_ctx *ctx, void *ptr, size_t bytes, int pinned);
 int   ck_ctx_has_pinned_memory(const ck_ctx *ctx);
 
 /* Network only, on an already pre-processed input x (1,S,S,4) NHWC (normalized RGB + hint).

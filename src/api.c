@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 ck_params ck_params_default(void) {
     ck_params p;
@@ -104,6 +105,9 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     if (!ctx) return ck__fail(&init_err, CK_STATUS_EOOM, "out of memory");
     *out        = ctx;
     ctx->params = params ? *params : ck_params_default();
+    atomic_init(&ctx->pinned_bytes, 0);
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    ctx->pinned_budget = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 4 : (size_t)1 << 32;
     ck_params *pm = &ctx->params;
     if (pm->tile != 0) {
         if (pm->tile < 32 || pm->tile % 32 != 0 || pm->tile_overlap < 0 || pm->tile_overlap >= pm->tile)

@@ -4,6 +4,8 @@
 
 #include "model/model.h"
 
+#include <stdatomic.h>
+
 struct ck_ctx {
     ck_params     params;
     ck_checkpoint ckpt; /* kept open: CPU weights may point into its mapping */
@@ -48,6 +50,8 @@ struct ck_ctx {
     int64_t      *enc_seg_off, *enc_dst_off; /* (enc_n + 1) */
     int32_t      *enc_bytes;        /* (enc_n) */
     void         *enc_scratch;
+    atomic_size_t pinned_bytes;    /* page-locked host memory handed out (ck_ctx_host_alloc), any thread */
+    size_t        pinned_budget;   /* at most a quarter of physical memory */
     int           graph_ready; /* forward captured as a CUDA graph */
     int           failed;
     ck_err        err;

@@ -38,18 +38,28 @@ static void passes_bind(ck_passes *p, int w, int h, int comp) {
 
 void *ck_ctx_host_alloc(ck_ctx *ctx, size_t bytes, int *pinned) {
     ck_backend *be = ctx ? ctx->be : NULL;
-    void       *p  = be && be->ext.host_alloc ? be->ext.host_alloc(be, bytes) : NULL;
-    *pinned        = p != NULL;
+    void       *p  = NULL;
+    if (be && be->ext.host_alloc) {
+        /* page-locked memory cannot be paged out: past the budget, ordinary memory (slower transfers) */
+        const size_t before = atomic_fetch_add(&ctx->pinned_bytes, bytes);
+        if (before + bytes <= ctx->pinned_budget) p = be->ext.host_alloc(be, bytes);
+        if (!p) atomic_fetch_sub(&ctx->pinned_bytes, bytes);
+        if (!p && before + bytes > ctx->pinned_budget)
+            CK_LOG_DBG("page-locked memory budget (%.0f MiB) reached: %.1f MiB in ordinary memory",
+                       ctx->pinned_budget / 1048576.0, bytes / 1048576.0);
+    }
+    *pinned = p != NULL;
     return p ? p : malloc(bytes ? bytes : 1);
 }
 
-void ck_ctx_host_free(ck_ctx *ctx, void *ptr, int pinned) {
+void ck_ctx_host_free(ck_ctx *ctx, void *ptr, size_t bytes, int pinned) {
     if (!pinned) {
         free(ptr);
         return;
     }
     CK_ASSERT(ctx && ctx->be->ext.host_free); /* page-locked memory is freed through its context */
     ctx->be->ext.host_free(ctx->be, ptr);
+    atomic_fetch_sub(&ctx->pinned_bytes, bytes);
 }
 
 int ck_ctx_has_pinned_memory(const ck_ctx *ctx) { return ctx && ctx->be->ext.host_alloc != NULL; }
@@ -63,7 +73,7 @@ static ck_status passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h, int c
         int   pinned = 0;
         void *blk    = ctx ? ck_ctx_host_alloc(ctx, need, &pinned) : malloc(need);
         if (!blk) return CK_STATUS_EOOM;
-        ck_ctx_host_free(ctx, out->block, out->pinned);
+        ck_ctx_host_free(ctx, out->block, out->block_bytes, out->pinned);
         out->block = blk, out->block_bytes = need, out->pinned = pinned;
     }
     passes_bind(out, w, h, comp);
@@ -72,8 +82,8 @@ static ck_status passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h, int c
 
 void ck_passes_free(ck_ctx *ctx, ck_passes *out) {
     if (!out) return;
-    ck_ctx_host_free(ctx, out->block, out->pinned);
-    ck_ctx_host_free(ctx, out->chunk_block, out->chunk_pinned);
+    ck_ctx_host_free(ctx, out->block, out->block_bytes, out->pinned);
+    ck_ctx_host_free(ctx, out->chunk_block, out->chunk_block_bytes, out->chunk_pinned);
     memset(out, 0, sizeof *out);
 }
 
@@ -119,7 +129,7 @@ static ck_status chunks_reserve(ck_ctx *ctx, ck_passes *out, int n, int keep, si
         if (!blk) return CK_STATUS_EOOM;
         uint8_t *old = out->chunk_block;
         if (old && keep) memcpy(blk, old, sizeof(int32_t) * (size_t)keep);
-        ck_ctx_host_free(ctx, old, out->chunk_pinned);
+        ck_ctx_host_free(ctx, old, out->chunk_block_bytes, out->chunk_pinned);
         out->chunk_block = blk, out->chunk_block_bytes = need + need / 8, out->chunk_pinned = pinned;
     }
     out->chunk_bytes = out->chunk_block;

@@ -152,7 +152,10 @@ static double time_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint
         t[i]            = now_ms() - t0;
     }
     ck_passes_free(ctx, &pv);
-    if (pinned_inputs) ck_ctx_host_free(ctx, r.data, pr), ck_ctx_host_free(ctx, hh.data, ph);
+    if (pinned_inputs) {
+        ck_ctx_host_free(ctx, r.data, sizeof(float) * 3 * (size_t)rgb->width * rgb->height, pr);
+        ck_ctx_host_free(ctx, hh.data, sizeof(float) * (size_t)hint->width * hint->height, ph);
+    }
     if (st != CK_OK) {
         fprintf(stderr, "ckey: bench --frame: %s\n", ck_ctx_last_error(ctx));
         return -1.0;

@@ -119,10 +119,10 @@ static void lower_priority(void) {
 static void stage_inputs(frame_pipe *p, ck_pipe_frame *fr) {
     const size_t nrgb = (size_t)fr->rgb.width * fr->rgb.height * 3, nhint = (size_t)fr->hint.width * fr->hint.height;
     if (nrgb + nhint > fr->in_floats) {
-        ck_ctx_host_free(p->ctx, fr->in_block, fr->in_pinned);
+        ck_ctx_host_free(p->ctx, fr->in_block, sizeof(float) * fr->in_floats, fr->in_pinned);
         int    pinned = 0;
         float *blk    = ck_ctx_host_alloc(p->ctx, sizeof(float) * (nrgb + nhint), &pinned);
-        if (blk && !pinned) ck_ctx_host_free(p->ctx, blk, 0), blk = NULL;
+        if (blk && !pinned) ck_ctx_host_free(p->ctx, blk, 0, 0), blk = NULL;
         fr->in_block = blk, fr->in_floats = blk ? nrgb + nhint : 0, fr->in_pinned = pinned;
         if (!blk) return;
     }
@@ -353,7 +353,8 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     for (int i = 0; i < p.depth; i++) {
         release_frame(&p.frames[i]);
         ck_passes_free(ctx, &p.frames[i].passes);
-        if (p.frames[i].in_block) ck_ctx_host_free(ctx, p.frames[i].in_block, p.frames[i].in_pinned);
+        if (p.frames[i].in_block)
+            ck_ctx_host_free(ctx, p.frames[i].in_block, sizeof(float) * p.frames[i].in_floats, p.frames[i].in_pinned);
     }
     p.st.wall_s = now_s() - t0;
     if (stats) *stats = p.st;
