@@ -2,11 +2,13 @@
 # GPU machine suite: build for Hopper, run the GPU tests, the attention bench, precision/parity checks
 # on a random-weight Hiera-B+ at S = 512 and 2048, and ckey timings. Logs and results go to $OUT.
 # Usage (repository root, on the GPU machine): scripts/device/gpu_suite.sh [parity|profile|bench|check|final|all]
+# 4K end to end: final4k (device encoding, host comparisons, plate formats), scale (thread counts), shm
+# (outputs on tmpfs vs disk); FRAMES=N sets the clip length (default 96)
 # check: parity at 512/2048 and the memory/time of the execution toggles at 512/1024/2048, plus a profile
 # (profile also runs the timings; TORCH_MODES=fp16ac,compile adds the PyTorch peers to them)
 set -uo pipefail
 what=${1:-all}
-extra=" ${*:2} "   # further modes after the first: e.g. `gpu_suite.sh check clip4k sweep quality doctor`
+extra=" ${*:2} "   # further modes after the first: e.g. `gpu_suite.sh check final4k sweep quality doctor`
 has() { [ "$what" = "$1" ] || [[ "$extra" == *" $1 "* ]]; }
 OUT=${OUT:-/tmp/ckey-out}
 mkdir -p "$OUT"
@@ -144,63 +146,65 @@ if has slim; then
     CK_CONV=auto $B bench --checkpoint $ck --size 2048 --device cuda --runs 3 --warmup 1 --profile 1 2>&1 | grep -v "^ckey: info: \(model\|cuda\|cpu\)"
 fi
 
-if has clip4k; then
-    echo "== 4K clip end to end (elapsed $(( $(date +%s) - start )) s)"
-    c=/tmp/clip4k
+# ---- 4K clips: 8 generated plates (3840x2160) repeated as an N-frame sequence ----
+# make_clip4k N [exr] [png8]: $c/Plate (16-bit PNG), $c/PlateExr (half EXR), $c/Plate8 (8-bit PNG, made
+# with OpenCV on the machine), $c/AlphaHint
+c=/tmp/clip4k
+make_clip4k() {
+    local n=$1 i j k
     rm -rf $c && $B plates --out $c/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
     mkdir -p $c/Plate $c/AlphaHint
-    for i in $(seq 0 47); do
-        j=$(printf %04d $((i % 8)))
-        ln -sf $c/gen/Plate/$j.png $c/Plate/$(printf %05d $i).png
-        ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$(printf %05d $i).png
+    if [[ " $* " == *" exr "* ]]; then
+        $B plates --out $c/genexr --size 3840x2160 --count 8 --seed 3 > /dev/null 2>&1
+        mkdir -p $c/PlateExr
+    fi
+    if [[ " $* " == *" png8 "* ]]; then
+        python3 -c "
+import cv2, glob, os
+os.makedirs('$c/gen8', exist_ok=True)
+for f in sorted(glob.glob('$c/gen/Plate/*.png')):
+    cv2.imwrite('$c/gen8/' + os.path.basename(f), (cv2.imread(f, cv2.IMREAD_UNCHANGED) >> 8).astype('uint8'))
+" && mkdir -p $c/Plate8 || echo "no 8-bit plates"
+    fi
+    for i in $(seq 0 $((n - 1))); do
+        j=$(printf %04d $((i % 8))); k=$(printf %05d $i)
+        ln -sf $c/gen/Plate/$j.png $c/Plate/$k.png; ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$k.png
+        [ -d $c/PlateExr ] && ln -sf $c/genexr/Plate/$j.exr $c/PlateExr/$k.exr
+        [ -d $c/Plate8 ] && ln -sf $c/gen8/$j.png $c/Plate8/$k.png
     done
-    ls $c/Plate | wc -l
-    $B bench --checkpoint $ck --size 2048 --device cuda --runs 10 --warmup 3 | tail -1
-    for w in 4 8; do
-        rm -rf $c/out
-        echo "-- ckey key, 48 frames 3840x2160 (16-bit PNG), S=2048, all four passes, --workers $w"
-        /usr/bin/time -v $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out \
-            --workers $w --json 2> $OUT/clip4k_w$w.time | grep -E '"completed"|"failed"'
-        grep -E "Maximum resident|Elapsed|fps; per frame|error|Command terminated" $OUT/clip4k_w$w.time
-        ls $c/out/Matte | wc -l; du -sh $c/out
-    done
-    rm -rf $c/out
-    echo "-- same, EXR compression none (writing cost)"
-    $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out --exr-compression none \
-        --json 2> /dev/null | grep -E '"completed"|"failed"'
-    rm -rf $c
-fi
+}
+# run_clip NAME PLATES OUTDIR [ckey key options]: one timed `ckey key` (S=2048, all four passes), its
+# completed event in $OUT/4k_NAME.json, /usr/bin/time in $OUT/4k_NAME.time, a one-line summary
+run_clip() {
+    local name=$1 plates=$2 out=$3
+    rm -rf $out
+    /usr/bin/time -v $B key --image $c/$plates --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $out --json \
+        "${@:4}" 2> $OUT/4k_$name.time | grep -E '"completed"|"failed"' > $OUT/4k_$name.json
+    echo "$name ($plates ${*:4}): $(grep -o '"fps": [0-9.]*' $OUT/4k_$name.json)" \
+        "$(grep -o '"stage_ms_per_frame": {[^}]*}' $OUT/4k_$name.json)" \
+        "$(grep -o '"workers": [0-9]*' $OUT/4k_$name.json) $(grep -o '"readers": [0-9]*' $OUT/4k_$name.json)" \
+        "$(grep -o '"device_peak_mib": [0-9.]*' $OUT/4k_$name.json)" \
+        "user $(grep 'User time' $OUT/4k_$name.time | awk '{print $4}') sys $(grep 'System time' $OUT/4k_$name.time | awk '{print $4}')" \
+        "out $(du -sm $out | cut -f1) MB $(ls $out/Matte 2> /dev/null | wc -l)/$(ls $out/Comp 2> /dev/null | wc -l) frames"
+    rm -rf $out
+}
 
-if has e2e; then
-    echo "== 4K clip end to end (elapsed $(( $(date +%s) - start )) s)"
-    c=/tmp/clip4k
-    rm -rf $c && $B plates --out $c/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
-    mkdir -p $c/Plate $c/AlphaHint
-    for i in $(seq 0 47); do
-        j=$(printf %04d $((i % 8)))
-        ln -sf $c/gen/Plate/$j.png $c/Plate/$(printf %05d $i).png
-        ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$(printf %05d $i).png
-    done
-    echo "-- model only, and ck_key_passes on a 3840x2160 frame (ckey bench, S=2048 fp16)"
-    $B bench --checkpoint $ck --size 2048 --device cuda --runs 10 --warmup 3 --frame 3840x2160 | tail -1 | tee $OUT/e2e_bench.json
-    run_clip() { # name, extra options
-        rm -rf $c/out_$1
-        echo "-- ckey key, 48 frames 3840x2160 16-bit PNG, S=2048, all four passes: $1 (${*:2})"
-        /usr/bin/time -v $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out_$1 \
-            --json "${@:2}" 2> $OUT/e2e_$1.time | grep -E '"completed"|"failed"' | tee $OUT/e2e_$1.json
-        grep -E "Maximum resident|Elapsed|User time|System time|error|Command terminated" $OUT/e2e_$1.time
-        ls $c/out_$1/Matte | wc -l; du -sh $c/out_$1
-        rm -rf $c/out_$1
-    }
-    for cfg in "default:" "w8:--workers 8" "w6r10:--workers 6 --readers 10" "none:--exr-compression none" \
-               "host:--no-gpu-postprocess"; do
-        run_clip ${cfg%%:*} ${cfg#*:}
-    done
-    echo "-- OMP_WAIT_POLICY=passive"
-    OMP_WAIT_POLICY=passive run_clip passive
-    echo "-- device vs host post-processing, same network arithmetic (CK_CONV=kernel): identical files of 8"
+if has final4k; then
+    echo "== 4K end to end, passes encoded on the device (elapsed $(( $(date +%s) - start )) s)"
+    make_clip4k ${FRAMES:-96} exr png8
+    echo "-- model alone and ck_key_passes on a 3840x2160 frame (S=2048 fp16)"
+    $B bench --checkpoint $ck --size 2048 --device cuda --runs 10 --warmup 3 --frame 3840x2160 | tail -1 | tee $OUT/4k_bench.json
+    run_clip warmup Plate $c/out --frames 0-47
+    run_clip png16 Plate $c/out
+    run_clip png16_host_encode Plate $c/out --no-gpu-encode
+    run_clip png16_host_post Plate $c/out --no-gpu-postprocess
+    run_clip png8 Plate8 $c/out
+    run_clip exr PlateExr $c/out
+    run_clip png16_none Plate $c/out --exr-compression none
+    echo "-- device vs host post-processing, both compressed on the host, same network arithmetic"
+    echo "   (CK_CONV=kernel): identical files of 8 (Processed/Comp may differ by the device's powf)"
     for m in gpu host; do
-        opt=""; [ $m = host ] && opt=--no-gpu-postprocess
+        opt="--no-gpu-encode"; [ $m = host ] && opt="--no-gpu-postprocess"
         CK_CONV=kernel $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/id_$m \
             --frames 0-7 --quiet $opt
     done
@@ -213,113 +217,24 @@ if has e2e; then
 fi
 
 if has scale; then
-    echo "== 4K clips, steady state: worker/reader counts, input formats (elapsed $(( $(date +%s) - start )) s)"
-    c=/tmp/clip4k
-    N=${FRAMES:-96}
-    rm -rf $c && $B plates --out $c/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
-    $B plates --out $c/genexr --size 3840x2160 --count 8 --seed 3 > /dev/null 2>&1
-    python3 -c "
-import cv2, glob, os
-os.makedirs('$c/gen8', exist_ok=True)
-for f in sorted(glob.glob('$c/gen/Plate/*.png')):
-    cv2.imwrite('$c/gen8/' + os.path.basename(f), (cv2.imread(f, cv2.IMREAD_UNCHANGED) >> 8).astype('uint8'))
-" || echo "no 8-bit plates"
-    mkdir -p $c/Plate $c/Plate8 $c/PlateExr $c/AlphaHint
-    for i in $(seq 0 $((N - 1))); do
-        j=$(printf %04d $((i % 8))); k=$(printf %05d $i)
-        ln -sf $c/gen/Plate/$j.png $c/Plate/$k.png; ln -sf $c/gen8/$j.png $c/Plate8/$k.png
-        ln -sf $c/genexr/Plate/$j.exr $c/PlateExr/$k.exr; ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$k.png
+    echo "== 4K clips, steady state: worker/reader counts (elapsed $(( $(date +%s) - start )) s)"
+    make_clip4k ${FRAMES:-96}
+    run_clip warmup Plate $c/out --frames 0-47
+    for cfg in "w4:--workers 4" "w8:--workers 8" "w12r12:--workers 12 --readers 12" "w8r16:--workers 8 --readers 16"; do
+        run_clip ${cfg%%:*} Plate $c/out ${cfg#*:}
     done
-    ls -la $c/gen/Plate/0000.png $c/gen8/0000.png $c/genexr/Plate/0000.exr | awk '{print $5, $9}'
-    clip() { # name, plate folder, options
-        rm -rf $c/out
-        /usr/bin/time -v $B key --image $c/$2 --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out --json \
-            "${@:3}" 2> $OUT/scale_$1.time | grep -E '"completed"|"failed"' > $OUT/scale_$1.json
-        echo "$1 ($2 ${*:3}): $(grep -o '"fps": [0-9.]*' $OUT/scale_$1.json) $(grep -o '"stage_ms_per_frame": {[^}]*}' $OUT/scale_$1.json)" \
-            "user $(grep 'User time' $OUT/scale_$1.time | awk '{print $4}') sys $(grep 'System time' $OUT/scale_$1.time | awk '{print $4}')"
-    }
-    clip warmup Plate --frames 0-47
-    for cfg in "w4:Plate" "w8:Plate --workers 8" "w12r12:Plate --workers 12 --readers 12" \
-               "w16r8:Plate --workers 16 --readers 8" "w8again:Plate --workers 8" \
-               "png8_w8:Plate8 --workers 8" "exr_w8:PlateExr --workers 8" "png8_w12r12:Plate8 --workers 12 --readers 12"; do
-        name=${cfg%%:*}; rest=${cfg#*:}
-        clip $name $rest
-    done
-    OMP_WAIT_POLICY=passive clip passive_w8 Plate --workers 8
-    rm -rf $c
-fi
-
-if has final4k; then
-    echo "== 4K end to end with the passes encoded on the device (elapsed $(( $(date +%s) - start )) s)"
-    c=/tmp/clip4k
-    N=${FRAMES:-96}
-    rm -rf $c && $B plates --out $c/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
-    $B plates --out $c/genexr --size 3840x2160 --count 8 --seed 3 > /dev/null 2>&1
-    python3 -c "
-import cv2, glob, os
-os.makedirs('$c/gen8', exist_ok=True)
-for f in sorted(glob.glob('$c/gen/Plate/*.png')):
-    cv2.imwrite('$c/gen8/' + os.path.basename(f), (cv2.imread(f, cv2.IMREAD_UNCHANGED) >> 8).astype('uint8'))
-" || echo "no 8-bit plates"
-    mkdir -p $c/Plate $c/Plate8 $c/PlateExr $c/AlphaHint
-    for i in $(seq 0 $((N - 1))); do
-        j=$(printf %04d $((i % 8))); k=$(printf %05d $i)
-        ln -sf $c/gen/Plate/$j.png $c/Plate/$k.png; ln -sf $c/gen8/$j.png $c/Plate8/$k.png
-        ln -sf $c/genexr/Plate/$j.exr $c/PlateExr/$k.exr; ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$k.png
-    done
-    echo "-- model alone and ck_key_passes on a 3840x2160 frame (S=2048 fp16)"
-    $B bench --checkpoint $ck --size 2048 --device cuda --runs 10 --warmup 3 --frame 3840x2160 | tail -1 | tee $OUT/final_bench.json
-    clip() { # name, plate folder, options
-        rm -rf $c/out_$1
-        /usr/bin/time -v $B key --image $c/$2 --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $c/out_$1 --json \
-            "${@:3}" 2> $OUT/final_$1.time | grep -E '"completed"|"failed"' > $OUT/final_$1.json
-        echo "$1 ($2 ${*:3}): $(grep -o '"fps": [0-9.]*' $OUT/final_$1.json) $(grep -o '"stage_ms_per_frame": {[^}]*}' $OUT/final_$1.json)" \
-            "$(grep -o '"readers": [0-9]*' $OUT/final_$1.json) $(grep -o '"device_peak_mib": [0-9.]*' $OUT/final_$1.json)" \
-            "user $(grep 'User time' $OUT/final_$1.time | awk '{print $4}') sys $(grep 'System time' $OUT/final_$1.time | awk '{print $4}')" \
-            "out $(du -sm $c/out_$1 | cut -f1) MB $(ls $c/out_$1/Matte | wc -l)/$(ls $c/out_$1/Comp | wc -l) frames"
-    }
-    clip warmup Plate --frames 0-47; rm -rf $c/out_warmup
-    clip png16 Plate
-    clip png16_host_encode Plate --no-gpu-encode --workers 8
-    rm -rf $c/out_png16 $c/out_png16_host_encode
-    clip png8 Plate8; rm -rf $c/out_png8
-    clip exr PlateExr; rm -rf $c/out_exr
-    clip png16_r16 Plate --readers 16; rm -rf $c/out_png16_r16
-    clip png16_none Plate --exr-compression none; rm -rf $c/out_png16_none
+    OMP_WAIT_POLICY=passive run_clip passive Plate $c/out
     rm -rf $c
 fi
 
 if has shm; then
     echo "== 4K end to end, outputs on tmpfs vs disk (elapsed $(( $(date +%s) - start )) s)"
-    c=/tmp/clip4k; o=/dev/shm/ckey-out
-    N=${FRAMES:-96}
     df -h /tmp /dev/shm | tail -2
-    rm -rf $c && $B plates --out $c/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
-    mkdir -p $c/Plate $c/AlphaHint
-    for i in $(seq 0 $((N - 1))); do
-        j=$(printf %04d $((i % 8))); k=$(printf %05d $i)
-        ln -sf $c/gen/Plate/$j.png $c/Plate/$k.png; ln -sf $c/gen/AlphaHint/$j.png $c/AlphaHint/$k.png
-    done
-    clip() { # name, output folder, options
-        rm -rf $2
-        /usr/bin/time -v $B key --image $c/Plate --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $2 --json \
-            "${@:3}" 2> $OUT/shm_$1.time | grep -E '"completed"|"failed"' > $OUT/shm_$1.json
-        echo "$1 ($2 ${*:3}): $(grep -o '"fps": [0-9.]*' $OUT/shm_$1.json) $(grep -o '"stage_ms_per_frame": {[^}]*}' $OUT/shm_$1.json)" \
-            "$(grep -o '"workers": [0-9]*' $OUT/shm_$1.json) $(grep -o '"readers": [0-9]*' $OUT/shm_$1.json)" \
-            "user $(grep 'User time' $OUT/shm_$1.time | awk '{print $4}') sys $(grep 'System time' $OUT/shm_$1.time | awk '{print $4}')" \
-            "out $(du -sm $2 | cut -f1) MB $(ls $2/Matte | wc -l)/$(ls $2/Comp | wc -l) frames"
-        rm -rf $2
-    }
-    clip warmup $o --frames 0-63
-    if [ -n "${SHORT:-}" ]; then
-        clip disk $c/out
-        clip tmpfs $o
-    else
-        clip tmpfs $o
-        clip tmpfs_w8 $o --workers 8
-        clip tmpfs_w8r10 $o --workers 8 --readers 10
-        clip disk_w8 $c/out --workers 8
-    fi
+    make_clip4k ${FRAMES:-96}
+    o=/dev/shm/ckey-out
+    run_clip warmup Plate $o --frames 0-63
+    run_clip disk Plate $c/out
+    run_clip tmpfs Plate $o
     rm -rf $c $o
 fi
 
