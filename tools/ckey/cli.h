@@ -10,6 +10,12 @@ int         ck_cli_doctor(int argc, char **argv);
  * returns 0 with a message for an unknown preset name. */
 int         ck_cli_apply_preset(const char *name, ck_params *p);
 int         ck_cli_plates(int argc, char **argv);
+/* An integer option in [lo, hi]; 0 after a message naming the option. */
+int         ck_cli_arg_long(const char *opt, const char *v, long lo, long hi, long *out);
+/* The plate options `ckey plates` and `ckey quality` share (--size, --count, --seed, --hint-erode,
+ * --hint-dilate): 1 taken, 0 not one of them, -1 bad value (message printed). */
+struct ck_plate_params;
+int         ck_cli_plate_option(const char *opt, const char *val, struct ck_plate_params *pp, long *count);
 int         ck_cli_quality(int argc, char **argv);
 int         ck_cli_parse_device(const char *v, ck_device *out);
 int         ck_cli_parse_precision(const char *v, ck_precision *out);

@@ -55,7 +55,7 @@ static int mkdirs(const char *path) {
     return mkdir(tmp, 0777) == 0 || errno == EEXIST;
 }
 
-static int arg_int(const char *opt, const char *v, long lo, long hi, long *out) {
+int ck_cli_arg_long(const char *opt, const char *v, long lo, long hi, long *out) {
     char *end;
     errno  = 0;
     long x = v ? strtol(v, &end, 10) : 0;
@@ -65,6 +65,32 @@ static int arg_int(const char *opt, const char *v, long lo, long hi, long *out) 
     }
     *out = x;
     return 1;
+}
+
+int ck_cli_plate_option(const char *a, const char *val, ck_plate_params *pp, long *count) {
+    long v;
+    if (!strcmp(a, "--size")) {
+        if (ck_plate_parse_size(val, &pp->width, &pp->height)) return 1;
+        fprintf(stderr, "ckey: --size expects WxH (each 16..32768), got '%s'\n", val);
+        return -1;
+    }
+    if (!strcmp(a, "--count")) return ck_cli_arg_long(a, val, 1, 100000, count) ? 1 : -1;
+    if (!strcmp(a, "--seed")) {
+        char *end;
+        errno    = 0;
+        pp->seed = strtoull(val, &end, 10);
+        if (errno || *end || *val == '-' || !*val) {
+            fprintf(stderr, "ckey: --seed expects a non-negative integer, got '%s'\n", val);
+            return -1;
+        }
+        return 1;
+    }
+    if (!strcmp(a, "--hint-erode") || !strcmp(a, "--hint-dilate")) {
+        if (!ck_cli_arg_long(a, val, 0, 4096, &v)) return -1;
+        *(!strcmp(a, "--hint-erode") ? &pp->hint_erode : &pp->hint_dilate) = (int)v;
+        return 1;
+    }
+    return 0;
 }
 
 static int arg_unit(const char *opt, const char *v, float *out) {
@@ -80,7 +106,7 @@ static int arg_unit(const char *opt, const char *v, float *out) {
 
 int ck_cli_plates(int argc, char **argv) {
     const char     *out = NULL, *format = "exr";
-    long            count = 4, v;
+    long            count = 4;
     ck_plate_params pp = ck_plate_params_default();
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -93,30 +119,12 @@ int ck_cli_plates(int argc, char **argv) {
             return 2;
         }
         i++;
+        const int plate_opt = ck_cli_plate_option(a, val, &pp, &count);
+        if (plate_opt < 0) return 2;
+        if (plate_opt > 0) continue;
         if (!strcmp(a, "--out")) out = val;
         else if (!strcmp(a, "--format")) format = val;
-        else if (!strcmp(a, "--size")) {
-            if (!ck_plate_parse_size(val, &pp.width, &pp.height)) {
-                fprintf(stderr, "ckey: --size expects WxH (each 16..32768), got '%s'\n", val);
-                return 2;
-            }
-        } else if (!strcmp(a, "--count")) {
-            if (!arg_int(a, val, 1, 100000, &count)) return 2;
-        } else if (!strcmp(a, "--seed")) {
-            char *end;
-            errno   = 0;
-            pp.seed = strtoull(val, &end, 10);
-            if (errno || *end || *val == '-' || !*val) {
-                fprintf(stderr, "ckey: --seed expects a non-negative integer, got '%s'\n", val);
-                return 2;
-            }
-        } else if (!strcmp(a, "--hint-erode")) {
-            if (!arg_int(a, val, 0, 4096, &v)) return 2;
-            pp.hint_erode = (int)v;
-        } else if (!strcmp(a, "--hint-dilate")) {
-            if (!arg_int(a, val, 0, 4096, &v)) return 2;
-            pp.hint_dilate = (int)v;
-        } else if (!strcmp(a, "--noise")) {
+        else if (!strcmp(a, "--noise")) {
             if (!arg_unit(a, val, &pp.noise)) return 2;
         } else if (!strcmp(a, "--spill")) {
             if (!arg_unit(a, val, &pp.spill)) return 2;

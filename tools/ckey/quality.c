@@ -98,18 +98,6 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-static int arg_long(const char *opt, const char *v, long lo, long hi, long *out) {
-    char *end;
-    errno  = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || !*v || errno || *end || x < lo || x > hi) {
-        fprintf(stderr, "ckey: %s expects an integer in [%ld, %ld], got '%s'\n", opt, lo, hi, v ? v : "");
-        return 0;
-    }
-    *out = x;
-    return 1;
-}
-
 /* A decimal integer occupying exactly [s, s + len). */
 static int int_span(const char *s, size_t len, int *out) {
     if (len == 0 || len > 6) return 0;
@@ -454,35 +442,18 @@ int ck_cli_quality(int argc, char **argv) {
             return 2;
         }
         i++;
+        long      count     = src.count;
+        const int plate_opt = ck_cli_plate_option(a, val, &src.pp, &count);
+        if (plate_opt < 0) return 2;
+        src.count = (int)count;
+        if (plate_opt > 0) continue;
         if (!strcmp(a, "--checkpoint")) ckpt = val;
         else if (!strcmp(a, "--plates")) src.dir = val;
         else if (!strcmp(a, "--configs")) configs = val;
         else if (!strcmp(a, "--json")) json = val;
         else if (!strcmp(a, "--md")) md = val;
-        else if (!strcmp(a, "--size")) {
-            if (!ck_plate_parse_size(val, &src.pp.width, &src.pp.height)) {
-                fprintf(stderr, "ckey: --size expects WxH (each 16..32768), got '%s'\n", val);
-                return 2;
-            }
-        } else if (!strcmp(a, "--count")) {
-            if (!arg_long(a, val, 1, 100000, &v)) return 2;
-            src.count = (int)v;
-        } else if (!strcmp(a, "--seed")) {
-            char *end;
-            errno       = 0;
-            src.pp.seed = strtoull(val, &end, 10);
-            if (errno || *end || *val == '-' || !*val) {
-                fprintf(stderr, "ckey: --seed expects a non-negative integer, got '%s'\n", val);
-                return 2;
-            }
-        } else if (!strcmp(a, "--hint-erode")) {
-            if (!arg_long(a, val, 0, 4096, &v)) return 2;
-            src.pp.hint_erode = (int)v;
-        } else if (!strcmp(a, "--hint-dilate")) {
-            if (!arg_long(a, val, 0, 4096, &v)) return 2;
-            src.pp.hint_dilate = (int)v;
-        } else if (!strcmp(a, "--model-size")) {
-            if (!arg_long(a, val, 32, 16384, &model_size)) return 2;
+        else if (!strcmp(a, "--model-size")) {
+            if (!ck_cli_arg_long(a, val, 32, 16384, &model_size)) return 2;
             if (model_size % 32) {
                 fprintf(stderr, "ckey: --model-size %ld is not a multiple of 32\n", model_size);
                 return 2;
@@ -492,10 +463,10 @@ int ck_cli_quality(int argc, char **argv) {
         } else if (!strcmp(a, "--precision")) {
             if (!ck_cli_parse_precision(val, &base.precision)) return 2;
         } else if (!strcmp(a, "--threads")) {
-            if (!arg_long(a, val, 1, 4096, &v)) return 2;
+            if (!ck_cli_arg_long(a, val, 1, 4096, &v)) return 2;
             base.threads = (int)v;
         } else if (!strcmp(a, "--warmup")) {
-            if (!arg_long(a, val, 0, 1000, &warmup)) return 2;
+            if (!ck_cli_arg_long(a, val, 0, 1000, &warmup)) return 2;
         } else {
             fprintf(stderr, "ckey: unknown quality option '%s' (see 'ckey quality --help')\n", a);
             return 2;
