@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "core/tensor.h"
 #include "harness.h"
+#include "cuda_test.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -302,13 +303,8 @@ static batch make_frame_batch(void) {
 }
 
 int main(void) {
-    ck_err          err  = {{0}};
-    ck_backend_opts opts = {0, CK_PREC_FP32, 1};
-    ck_backend     *be   = ck_backend_cuda_create(&opts, &err);
-    if (!be) {
-        printf("SKIP: no CUDA device (%s)\n", err.msg);
-        return 0;
-    }
+    ck_backend *be = cuda_backend_or_skip();
+    if (!be) return 0;
     CHECK(be->ext.deflate != NULL && be->ext.deflate_scratch_bytes != NULL);
     if (!be->ext.deflate || !be->ext.deflate_scratch_bytes) return test_summary();
 

@@ -10,6 +10,7 @@
  * Skips cleanly (exit 0) without a CUDA device or without the fixture. */
 #include "ctx.h"
 #include "harness.h"
+#include "cuda_test.h"
 #include "io/npy.h"
 
 #include <math.h>
@@ -115,13 +116,8 @@ static void run_free(run_out *o) {
 
 int main(void) {
     /* without a device there is nothing to compare */
-    ck_err          err  = {{0}};
-    ck_backend_opts opts = {0, CK_PREC_FP32, 1};
-    ck_backend     *probe = ck_backend_cuda_create(&opts, &err);
-    if (!probe) {
-        printf("SKIP: no CUDA device (%s)\n", err.msg);
-        return 0;
-    }
+    ck_backend *probe = cuda_backend_or_skip();
+    if (!probe) return 0;
     probe->destroy(probe);
 
     char dir[1024], ckpt[1100];

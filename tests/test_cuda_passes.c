@@ -11,6 +11,7 @@
 #include "backend/backend.h"
 #include "core/tensor.h"
 #include "harness.h"
+#include "cuda_test.h"
 #include "io/image.h"
 
 #include <math.h>
@@ -97,14 +98,10 @@ static void check_chunks(const ck_passes *pv, int p, int C, const uint16_t *half
 }
 
 int main(void) {
-    ck_err          err   = {{0}};
-    ck_backend_opts opts  = {0, CK_PREC_FP32, 1};
-    ck_backend     *probe = ck_backend_cuda_create(&opts, &err);
-    if (!probe) {
-        printf("SKIP: no CUDA device (%s)\n", err.msg);
-        return 0;
-    }
+    ck_backend *probe = cuda_backend_or_skip();
+    if (!probe) return 0;
     const int have_encoder = probe->ext.deflate != NULL;
+    ck_err    err          = {{0}};
     probe->destroy(probe);
     char ck[1024];
     test_path(ck, sizeof ck, "CK_FIXTURES", "tiny/s128/model.safetensors");

@@ -17,6 +17,7 @@
 #include "backend/backend.h"
 #include "core/tensor.h"
 #include "harness.h"
+#include "cuda_test.h"
 #include "pipeline/frame_ops.h"
 
 #include <math.h>
@@ -280,13 +281,8 @@ static void compare(const char *label, const pcase *c, const dev_out *g, const u
 }
 
 int main(void) {
-    ck_err          err  = {{0}};
-    ck_backend_opts opts = {0, CK_PREC_FP32, 1};
-    ck_backend     *be   = ck_backend_cuda_create(&opts, &err);
-    if (!be) {
-        printf("SKIP: no CUDA device (%s)\n", err.msg);
-        return 0;
-    }
+    ck_backend *be = cuda_backend_or_skip();
+    if (!be) return 0;
     CHECK(be->ext.postprocess != NULL && be->ext.postprocess_scratch_bytes != NULL);
     if (!be->ext.postprocess || !be->ext.postprocess_scratch_bytes) return test_summary();
     printf("scratch at S=2048, 3840x2160: %zu bytes\n", be->ext.postprocess_scratch_bytes(2048, 3840, 2160));

@@ -7,6 +7,7 @@
  * Skips cleanly (exit 0) without a CUDA device or without the fixture. */
 #include "ctx.h"
 #include "harness.h"
+#include "cuda_test.h"
 #include "pipeline/frame_ops.h"
 
 #include <math.h>
@@ -40,13 +41,8 @@ static void fetch_input(ck_ctx *ctx, float *out) {
 }
 
 int main(void) {
-    ck_err          err   = {{0}};
-    ck_backend_opts opts  = {0, CK_PREC_FP32, 1};
-    ck_backend     *probe = ck_backend_cuda_create(&opts, &err);
-    if (!probe) {
-        printf("SKIP: no CUDA device (%s)\n", err.msg);
-        return 0;
-    }
+    ck_backend *probe = cuda_backend_or_skip();
+    if (!probe) return 0;
     probe->destroy(probe);
     char ck[1024];
     test_path(ck, sizeof ck, "CK_FIXTURES", "tiny/s128/model.safetensors");

@@ -1,0 +1,22 @@
+/* The start every GPU test shares: an fp32 CUDA backend on device 0, or NULL after printing the SKIP
+ * line (the test then exits 0: builds without CUDA, machines without a GPU or driver).
+ *
+ *     ck_backend *be = cuda_backend_or_skip();
+ *     if (!be) return 0;
+ */
+#ifndef CK_TEST_CUDA_H
+#define CK_TEST_CUDA_H
+
+#include "backend/backend.h"
+
+#include <stdio.h>
+
+static ck_backend *cuda_backend_or_skip(void) {
+    ck_err          err  = {{0}};
+    ck_backend_opts opts = {0, CK_PREC_FP32, 1};
+    ck_backend     *be   = ck_backend_cuda_create(&opts, &err);
+    if (!be) printf("SKIP: no CUDA device (%s)\n", err.msg);
+    return be;
+}
+
+#endif
