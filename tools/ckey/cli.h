@@ -4,6 +4,8 @@
 
 #include "ckey.h"
 
+#include <stdio.h>
+
 int         ck_cli_bench(int argc, char **argv);
 int         ck_cli_doctor(int argc, char **argv);
 /* Fills the device, precision, full frame vs tiles and toggles `ckey doctor` recommends (name "auto");
@@ -22,5 +24,18 @@ int         ck_cli_parse_precision(const char *v, ck_precision *out);
 const char *ck_cli_device_name(const ck_ctx *ctx);
 double      ck_cli_median(double *v, int n);
 double      ck_cli_p95(double *v, int n);
+
+/* Writes s as a JSON string literal (quotes and backslashes escaped, control characters as \uXXXX);
+ * NULL writes "". For --json events and reports. */
+static inline void ck_cli_json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
 
 #endif

@@ -208,22 +208,10 @@ int frame_done(const key_opts *o, const char *stem) {
     return 1;
 }
 
-/* Writes s as a JSON string literal. */
-void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 void json_failed(const key_opts *o, const char *msg, int code) {
     if (!o->json) return;
     printf("{\"event\": \"failed\", \"exit_code\": %d, \"message\": ", code);
-    json_str(stdout, msg);
+    ck_cli_json_str(stdout, msg);
     printf("}\n");
     fflush(stdout);
 }

@@ -37,10 +37,10 @@ static pthread_mutex_t g_out_mu = PTHREAD_MUTEX_INITIALIZER;
 static void json_warning(int f, const char *msg, const char *stem) {
     pthread_mutex_lock(&g_out_mu);
     printf("{\"event\": \"warning\", \"frame\": %d, \"message\": ", f);
-    json_str(stdout, msg);
+    ck_cli_json_str(stdout, msg);
     if (stem) {
         printf(", \"stem\": ");
-        json_str(stdout, stem);
+        ck_cli_json_str(stdout, stem);
     }
     printf("}\n");
     fflush(stdout);
@@ -179,7 +179,7 @@ static void frame_done_report(void *user, const ck_pipe_frame *fr) {
     if (o->json) {
         pthread_mutex_lock(&g_out_mu);
         printf("{\"event\": \"frame_written\", \"frame\": %d, \"stem\": ", fr->index);
-        json_str(stdout, fr->stem);
+        ck_cli_json_str(stdout, fr->stem);
         printf("}\n{\"event\": \"progress\", \"done\": %d, \"total\": %d, \"fps\": %.3f, \"eta_s\": %.1f}\n",
                kr->completed, kr->count, fps, eta);
         fflush(stdout);
@@ -290,9 +290,9 @@ int run_key(key_opts o) {
     if (o.json) {
         printf("{\"event\": \"started\", \"frames\": %d, \"first\": %d, \"size\": %d, \"device\": ", count, start,
                o.p.tile ? o.p.tile : o.p.size);
-        json_str(stdout, ck_ctx_device_name(ctx));
+        ck_cli_json_str(stdout, ck_ctx_device_name(ctx));
         printf(", \"load_s\": %.3f, \"out\": ", now_s() - t0);
-        json_str(stdout, o.out);
+        ck_cli_json_str(stdout, o.out);
         printf("}\n");
         fflush(stdout);
     }

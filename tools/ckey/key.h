@@ -5,6 +5,7 @@
 #define CK_CLI_KEY_H
 
 #include "ckey.h"
+#include "cli.h"
 #include "core/check.h"
 #include "io/image.h"
 
@@ -43,7 +44,6 @@ ck_status   read_hint(const char *path, ck_image *hint, ck_err *err);
 /* Every pass of one frame into o->out, atomically as a set; 0 on success, else EXIT_RUNTIME. */
 int         write_passes(const key_opts *o, const char *stem, const ck_passes *passes);
 int         frame_done(const key_opts *o, const char *stem); /* every pass already there */
-void        json_str(FILE *f, const char *s);
 void        json_failed(const key_opts *o, const char *msg, int code);
 void        progress_human(int done_idx, int count, const char *stem, double fps, double eta);
 

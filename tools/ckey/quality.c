@@ -226,17 +226,6 @@ static const char *fmt(char *buf, size_t n, const char *f, double v) {
     return buf;
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void json_num(FILE *f, double v) {
     if (isnan(v)) fputs("null", f);
     else if (isinf(v)) fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
@@ -297,10 +286,10 @@ static void write_md(FILE *f, const qrun *r) {
 
 static void write_json(FILE *f, const qrun *r) {
     fprintf(f, "{\"checkpoint\": ");
-    json_str(f, r->ckpt);
+    ck_cli_json_str(f, r->ckpt);
     fprintf(f, ", \"random_weights\": %s, \"model_size\": %d,\n \"plates\": {\"source\": ",
             !strncmp(r->ckpt, RANDOM_PREFIX, strlen(RANDOM_PREFIX)) ? "true" : "false", r->model_size);
-    json_str(f, r->src->dir ? r->src->dir : "generated");
+    ck_cli_json_str(f, r->src->dir ? r->src->dir : "generated");
     fprintf(f, ", \"count\": %d, \"width\": %d, \"height\": %d", r->src->count, r->w, r->h);
     if (!r->src->dir)
         fprintf(f, ", \"seed\": %llu, \"hint_erode\": %d, \"hint_dilate\": %d", (unsigned long long)r->src->pp.seed,
@@ -309,11 +298,11 @@ static void write_json(FILE *f, const qrun *r) {
     for (int k = 0; k < r->ncfg; k++) {
         const qconfig *q = &r->cfg[k];
         fprintf(f, "%s\n  {\"config\": ", k ? "," : "");
-        json_str(f, q->label);
+        ck_cli_json_str(f, q->label);
         fprintf(f, ", \"ok\": %s, \"device\": ", q->ok ? "true" : "false");
-        json_str(f, q->device);
+        ck_cli_json_str(f, q->device);
         fprintf(f, ", \"precision\": ");
-        json_str(f, q->precision);
+        ck_cli_json_str(f, q->precision);
         fprintf(f, ", \"size\": %d, \"tile\": %d, \"overlap\": %d, \"refiner\": %d", q->p.tile ? q->p.tile : q->p.size,
                 q->p.tile, q->p.tile_overlap, q->p.use_refiner);
         const double v[6] = {q->score.mae, q->score.max_err, q->score.mse, q->score.edge_mae, q->score.fg_mae, q->ms};
@@ -325,7 +314,7 @@ static void write_json(FILE *f, const qrun *r) {
         fprintf(f, ", \"edge_pixels\": %zu, \"fg_pixels\": %zu", q->score.edge_n, q->score.fg_n);
         if (q->has_agree) {
             fprintf(f, ", \"agreement\": {\"reference\": ");
-            json_str(f, r->cfg[0].label);
+            ck_cli_json_str(f, r->cfg[0].label);
             fprintf(f, ", \"max_diff\": ");
             json_num(f, q->agree.max_diff);
             fprintf(f, ", \"mean_diff\": ");

@@ -1,5 +1,6 @@
 /* Sweep definitions, statistics and the report of `ckey bench --sweep` (see sweep.h). */
 #include "sweep.h"
+#include "cli.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -209,16 +210,6 @@ void ck_sweep_write_md(FILE *f, const ck_sweep_header *h, const ck_sweep_row *ro
     }
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-        else fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void json_toggles(FILE *f, unsigned mask, unsigned avail) {
     fputc('{', f);
     int first = 1;
@@ -232,22 +223,22 @@ static void json_toggles(FILE *f, unsigned mask, unsigned avail) {
 
 void ck_sweep_write_json(FILE *f, const ck_sweep_header *h, const ck_sweep_row *rows, int n) {
     fprintf(f, "{\"header\": {\"sweep\": ");
-    json_str(f, h->sweep);
+    ck_cli_json_str(f, h->sweep);
     fprintf(f, ", \"date\": ");
-    json_str(f, h->date);
+    ck_cli_json_str(f, h->date);
     fprintf(f, ", \"device\": ");
-    json_str(f, h->device);
+    ck_cli_json_str(f, h->device);
     fprintf(f, ", \"device_name\": ");
-    json_str(f, h->device_name);
+    ck_cli_json_str(f, h->device_name);
     fprintf(f, ", \"commit\": ");
-    json_str(f, h->commit);
+    ck_cli_json_str(f, h->commit);
     fprintf(f, ", \"checkpoint\": ");
-    json_str(f, h->checkpoint);
+    ck_cli_json_str(f, h->checkpoint);
     fprintf(f, ", \"random_weights\": %d, \"warmup\": %d, \"runs\": %d, \"half\": ", h->random_weights, h->warmup,
             h->runs);
-    json_str(f, h->half);
+    ck_cli_json_str(f, h->half);
     fprintf(f, ", \"threads\": %d, \"peak\": ", h->threads);
-    json_str(f, h->peak_kind);
+    ck_cli_json_str(f, h->peak_kind);
     fprintf(f, ", \"toggles\": ");
     json_toggles(f, h->avail, h->avail);
     fprintf(f, ", \"dropped\": ");
@@ -257,16 +248,16 @@ void ck_sweep_write_json(FILE *f, const ck_sweep_header *h, const ck_sweep_row *
     for (int i = 0; i < n; i++) {
         const ck_sweep_row *r = &rows[i];
         fprintf(f, "{\"res\": %d, \"config\": ", r->res);
-        json_str(f, r->label);
+        ck_cli_json_str(f, r->label);
         fprintf(f, ", \"mode\": \"%s\", \"tile\": %d, \"overlap\": %d, \"tiles\": %d, \"toggles\": ",
                 r->tile ? "tiled" : "full", r->tile, r->overlap, r->tiles);
         json_toggles(f, r->mask, r->tile ? 0 : h->avail);
         fprintf(f, ", \"precision\": ");
-        json_str(f, r->precision);
+        ck_cli_json_str(f, r->precision);
         fprintf(f, ", \"status\": \"%s\"", r->ok ? "ok" : "fail");
         if (!r->ok) {
             fprintf(f, ", \"error\": ");
-            json_str(f, r->error);
+            ck_cli_json_str(f, r->error);
         } else {
             fprintf(f, ", \"first_ms\": %.3f, \"median_ms\": %.3f, \"median_upper_ms\": %.3f, \"min_ms\": %.3f, "
                        "\"p95_ms\": %.3f, \"peak_mib\": %.1f, \"activation_mib\": %.1f, \"weights_mib\": %.1f, "
