@@ -363,6 +363,13 @@ static int image_ok(const ck_image *im, int channels) {
     return im && im->data && im->width > 0 && im->height > 0 && im->channels == channels;
 }
 
+ck_status ck__check_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint) {
+    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    if (!image_ok(rgb, 3)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "input image must be a non-empty 3-channel image");
+    if (!image_ok(hint, 1)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "hint must be a non-empty 1-channel image");
+    return CK_OK;
+}
+
 /* Alpha and fg (straight sRGB) of the whole plate, tile by tile (ck_params.tile). */
 static ck_status key_tiled(ck_ctx *ctx, const ck_image *rgb, const float *hint, float *alpha, float *fg) {
     const ck_params *p = &ctx->params;
@@ -463,11 +470,9 @@ static int alloc_keyed(ck_result *res, int w, int h) {
 ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res) {
     if (!ctx || !res) return CK_STATUS_EINVAL;
     memset(res, 0, sizeof *res);
-    if (ctx->failed) return CK_STATUS_EBADSTATE;
-    if (!image_ok(rgb, 3)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "input image must be a non-empty 3-channel image");
-    if (!image_ok(hint, 1)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "hint must be a non-empty 1-channel image");
+    ck_status st = ck__check_frame(ctx, rgb, hint);
+    if (st != CK_OK) return st;
     const int S = ctx->cfg.size, w = rgb->width, h = rgb->height;
-    ck_status st;
 
     if (ctx->params.tile > 0) {
         /* the hint at the plate's size first (bilinear, as CorridorKey when sizes differ) */

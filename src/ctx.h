@@ -64,6 +64,8 @@ ck_status ck__ctx_forward(ck_ctx *ctx);
  * only (tiles are cut on the host). rgb: 3 channels, hint: 1 channel, any sizes. */
 ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint);
 ck_status ck__ctx_upload(ck_ctx *ctx);
+/* A frame the context can key: not failed before, rgb 3 channels and hint 1, non-empty (message set). */
+ck_status ck__check_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint);
 ck_status ck__ctx_compute(ck_ctx *ctx);
 ck_status ck__ctx_download(ck_ctx *ctx);
 

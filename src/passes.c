@@ -281,15 +281,12 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
         ck_result_free(&res);
         return st;
     }
-    if (ctx->failed) return CK_STATUS_EBADSTATE;
-    if (!rgb->data || rgb->channels != 3 || rgb->width < 1 || rgb->height < 1)
-        return ck__fail(&ctx->err, CK_STATUS_EINVAL, "input image must be a non-empty 3-channel image");
-    if (!hint->data || hint->channels != 1 || hint->width < 1 || hint->height < 1)
-        return ck__fail(&ctx->err, CK_STATUS_EINVAL, "hint must be a non-empty 1-channel image");
-    const ck_params *p    = &ctx->params;
-    const int        w    = rgb->width, h = rgb->height, comp = p->comp != 0;
-    ck_backend      *be   = ctx->be;
-    ck_status        st   = ck__ctx_preprocess(ctx, rgb, hint);
+    ck_status st = ck__check_frame(ctx, rgb, hint);
+    if (st != CK_OK) return st;
+    const ck_params *p  = &ctx->params;
+    const int        w  = rgb->width, h = rgb->height, comp = p->comp != 0;
+    ck_backend      *be = ctx->be;
+    st                  = ck__ctx_preprocess(ctx, rgb, hint);
     if (st == CK_OK) st = ck__ctx_compute(ctx);
     if (st == CK_OK && (w != ctx->post_w || h != ctx->post_h || comp != ctx->post_comp))
         st = gpu_postprocess_setup(ctx, w, h, comp);
