@@ -112,7 +112,8 @@ static ck_status not_built(const char *path, const char *what, const char *lib, 
 }
 #endif
 
-ck_status ck__image_alloc(ck_image *img, int width, int height, int channels, const char *path, ck_err *err) {
+ck_status ck__image_alloc(ck_image *img, int width, int height, int channels, const ck__image_dst *dst,
+                          const char *path, ck_err *err) {
     img->data = NULL;
     if (width < 1 || height < 1 || width > CK_IMAGE_MAX_DIM || height > CK_IMAGE_MAX_DIM)
         return ck__fail(err, CK_STATUS_EFORMAT, "%s: image size %dx%d outside 1..%d", path, width, height,
@@ -123,7 +124,7 @@ ck_status ck__image_alloc(ck_image *img, int width, int height, int channels, co
     if (!ck_mul_size((size_t)width, (size_t)height, &n) || !ck_mul_size(n, (size_t)channels, &n) ||
         !ck_mul_size(n, sizeof(float), &bytes))
         return ck__fail(err, CK_STATUS_EOOM, "%s: image size %dx%dx%d overflows", path, width, height, channels);
-    img->data = malloc(bytes);
+    img->data = dst && dst->buf && n <= dst->floats ? dst->buf : malloc(bytes);
     if (!img->data)
         return ck__fail(err, CK_STATUS_EOOM, "%s: cannot allocate %zu bytes for %dx%dx%d pixels", path, bytes, width,
                         height, channels);
@@ -133,8 +134,19 @@ ck_status ck__image_alloc(ck_image *img, int width, int height, int channels, co
     return CK_OK;
 }
 
+void ck__image_drop(ck_image *img, const ck__image_dst *dst) {
+    if (!dst || img->data != dst->buf) free(img->data);
+    memset(img, 0, sizeof *img);
+}
+
 ck_status ck_image_read(const char *path, ck_image *img, int *bit_depth, ck_err *err) {
+    return ck_image_read_into(path, img, NULL, 0, bit_depth, err);
+}
+
+ck_status ck_image_read_into(const char *path, ck_image *img, float *buf, size_t buf_floats, int *bit_depth,
+                             ck_err *err) {
     CK_ASSERT(img != NULL);
+    const ck__image_dst dst = {buf, buf ? buf_floats : 0};
     memset(img, 0, sizeof *img);
     if (bit_depth) *bit_depth = 0;
     ck_image_format fmt;
@@ -144,21 +156,21 @@ ck_status ck_image_read(const char *path, ck_image *img, int *bit_depth, ck_err 
     switch (fmt) {
     case CK_IMAGE_PNG:
 #ifdef CK_HAVE_PNG
-        st = ck__png_read(path, img, &depth, err);
+        st = ck__png_read(path, img, &dst, &depth, err);
 #else
         st = not_built(path, "PNG", "libpng", err);
 #endif
         break;
     case CK_IMAGE_JPEG:
 #ifdef CK_HAVE_JPEG
-        st = ck__jpeg_read(path, img, &depth, err);
+        st = ck__jpeg_read(path, img, &dst, &depth, err);
 #else
         st = not_built(path, "JPEG", "libjpeg", err);
 #endif
         break;
     case CK_IMAGE_EXR:
 #ifdef CK_HAVE_EXR
-        st = ck__exr_read(path, img, &depth, err);
+        st = ck__exr_read(path, img, &dst, &depth, err);
 #else
         st = not_built(path, "EXR", "OpenEXR", err);
 #endif
@@ -166,7 +178,7 @@ ck_status ck_image_read(const char *path, ck_image *img, int *bit_depth, ck_err 
     case CK_IMAGE_UNKNOWN: CK_ASSERT(0 && "sniff_checked accepted an unknown format"); break;
     }
     if (st != CK_OK) {
-        ck_image_release(img);
+        ck__image_drop(img, &dst);
         return st;
     }
     /* every back end must hand over a complete, in-limit image */

@@ -57,6 +57,12 @@ int             ck_image_format_supported(ck_image_format fmt);
  * `bit_depth` (optional) receives 8, 16 (integer formats), 16 (EXR half) or 32 (EXR float/uint).
  * On failure *img is zeroed (releasing it is harmless). */
 ck_status ck_image_read(const char *path, ck_image *img, int *bit_depth, ck_err *err);
+/* The same, decoding into buf when the file's width*height*channels floats fit in buf_floats: then
+ * img->data == buf, which the caller keeps owning (do not release img). Otherwise img->data is
+ * malloc'd as by ck_image_read. Frame loops pass one reusable buffer, so a 4K frame's 100 MB are not
+ * mapped and faulted in again for every frame. */
+ck_status ck_image_read_into(const char *path, ck_image *img, float *buf, size_t buf_floats, int *bit_depth,
+                             ck_err *err);
 void      ck_image_release(ck_image *img);
 
 /* 8-bit PNG: v -> (uint8)(clip(v, 0, 1) * 255), truncation as CorridorKey does (NaN -> 0).
@@ -106,13 +112,25 @@ typedef struct ck__image_job {
     const uint8_t     *chunk_data;
 } ck__image_job;
 
-ck_status ck__png_read(const char *path, ck_image *img, int *bit_depth, ck_err *err);
+/* Where a reader puts the pixels: buf when width*height*channels floats fit in `floats`, else malloc. */
+typedef struct ck__image_dst {
+    float *buf;
+    size_t floats;
+} ck__image_dst;
+
+ck_status ck__png_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
+/* libdeflate fast path for the common PNG layouts (image_png_direct.c): 1 when decoded; 0 when the file
+ * is anything else or wrong in any way, img untouched, for libpng to decode or report. */
+int       ck__png_read_direct(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth);
 ck_status ck__png_write(const char *tmp_path, const void *job, ck_err *err);
-ck_status ck__jpeg_read(const char *path, ck_image *img, int *bit_depth, ck_err *err);
-ck_status ck__exr_read(const char *path, ck_image *img, int *bit_depth, ck_err *err);
+ck_status ck__jpeg_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
+ck_status ck__exr_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
 ck_status ck__exr_write(const char *tmp_path, const void *job, ck_err *err);
 
-/* Allocates img->data for width*height*channels floats with overflow-checked size math. */
-ck_status ck__image_alloc(ck_image *img, int width, int height, int channels, const char *path, ck_err *err);
+/* Sets img->data for width*height*channels floats (overflow-checked size math): dst's buffer when it
+ * fits (dst may be NULL), else malloc. ck__image_drop frees what ck__image_alloc allocated and zeroes img. */
+ck_status ck__image_alloc(ck_image *img, int width, int height, int channels, const ck__image_dst *dst,
+                          const char *path, ck_err *err);
+void      ck__image_drop(ck_image *img, const ck__image_dst *dst);
 
 #endif

@@ -71,6 +71,7 @@ static exr_context_initializer_t make_init(exr_msgbuf *mb) {
 typedef struct exr_reader {
     const char           *path;
     ck_err               *err;
+    const ck__image_dst  *dst;
     exr_msgbuf            mb;
     exr_context_t         ctx;
     exr_decode_pipeline_t dec;
@@ -254,7 +255,7 @@ static ck_status exr_decode(exr_reader *r, ck_image *img, int *bit_depth) {
         if (e->pixel_type != EXR_PIXEL_HALF) all_half = 0;
     }
 
-    ck_status st = ck__image_alloc(img, r->W, r->H, r->nout, r->path, r->err);
+    ck_status st = ck__image_alloc(img, r->W, r->H, r->nout, r->dst, r->path, r->err);
     if (st != CK_OK) return st;
     r->out = img->data;
 
@@ -294,11 +295,12 @@ static ck_status exr_decode(exr_reader *r, ck_image *img, int *bit_depth) {
     return CK_OK;
 }
 
-ck_status ck__exr_read(const char *path, ck_image *img, int *bit_depth, ck_err *err) {
+ck_status ck__exr_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err) {
     exr_reader *r = calloc(1, sizeof *r);
     if (!r) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
     r->path      = path;
     r->err       = err;
+    r->dst       = dst;
     ck_status st = exr_decode(r, img, bit_depth);
     if (r->dec_init) exr_decoding_destroy(r->ctx, &r->dec);
     if (r->ctx) exr_finish(&r->ctx);

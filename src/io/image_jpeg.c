@@ -23,6 +23,7 @@ typedef struct jpeg_io {
     jmp_buf                       jb;
     const char                   *path;
     ck_err                       *err;
+    const ck__image_dst          *dst;
     FILE                         *f;
     struct jpeg_decompress_struct cinfo;
     int                           created;   /* jpeg_create_decompress succeeded */
@@ -112,7 +113,7 @@ static ck_status jpeg_decode(jpeg_io *io, ck_image *img, int *bit_depth) {
         h != (int)io->cinfo.image_height)
         return ck__fail(io->err, CK_STATUS_EFORMAT, "%s: unexpected JPEG output layout", io->path);
 
-    ck_status st = ck__image_alloc(img, w, h, channels, io->path, io->err);
+    ck_status st = ck__image_alloc(img, w, h, channels, io->dst, io->path, io->err);
     if (st != CK_OK) return st;
     size_t row_vals = (size_t)w * (size_t)channels;
     io->row         = malloc(row_vals);
@@ -131,12 +132,13 @@ static ck_status jpeg_decode(jpeg_io *io, ck_image *img, int *bit_depth) {
     return CK_OK;
 }
 
-ck_status ck__jpeg_read(const char *path, ck_image *img, int *bit_depth, ck_err *err) {
+ck_status ck__jpeg_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err) {
     /* large (jmp_buf + decompressor state): keep it off the stack of deeply nested callers */
     jpeg_io *io = calloc(1, sizeof *io);
     if (!io) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
     io->path = path;
     io->err  = err;
+    io->dst  = dst;
     io->f    = fopen(path, "rb");
     if (!io->f) {
         free(io);

@@ -23,6 +23,7 @@
 typedef struct png_io {
     const char   *path;   /* for messages: the user's file (the destination when writing) */
     ck_err       *err;
+    const ck__image_dst *dst; /* read: where the pixels go */
     FILE         *f;
     png_structp   png;
     png_infop     info;
@@ -87,7 +88,7 @@ static ck_status png_decode(png_io *io, ck_image *img, int *bit_depth) {
         return ck__fail(io->err, CK_STATUS_EFORMAT, "%s: unexpected PNG layout (%d channels, %d-bit, %zu bytes/row)",
                         io->path, channels, outdepth, rowbytes);
 
-    ck_status st = ck__image_alloc(img, (int)w, (int)h, channels, io->path, io->err);
+    ck_status st = ck__image_alloc(img, (int)w, (int)h, channels, io->dst, io->path, io->err);
     if (st != CK_OK) return st;
     const size_t row_vals = (size_t)w * (size_t)channels;
     if (interlace == PNG_INTERLACE_NONE) {
@@ -117,11 +118,15 @@ static ck_status png_decode(png_io *io, ck_image *img, int *bit_depth) {
     return CK_OK;
 }
 
-ck_status ck__png_read(const char *path, ck_image *img, int *bit_depth, ck_err *err) {
+ck_status ck__png_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err) {
+#ifdef CK_HAVE_DEFLATE
+    if (ck__png_read_direct(path, img, dst, bit_depth)) return CK_OK;
+#endif
     png_io io;
     memset(&io, 0, sizeof io);
     io.path = path;
     io.err  = err;
+    io.dst  = dst;
     io.f    = fopen(path, "rb");
     if (!io.f) return ck__fail(err, CK_STATUS_EIO, "%s: cannot open", path);
     ck_status st = CK_OK;

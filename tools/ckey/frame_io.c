@@ -61,15 +61,15 @@ void file_stem(char *out, size_t n, const char *path) {
 /* Reads the plate as 3-channel sRGB-or-linear floats following CorridorKey's CLI conventions. An RGB
  * file's decoded buffer becomes the plate itself (converted in place for EXR): a 4K frame is 100 MB,
  * and a copy per frame costs as much memory traffic as the decoding. */
-ck_status read_plate(const char *path, int input_is_linear, ck_image *rgb, ck_err *err) {
+ck_status read_plate(const char *path, int input_is_linear, float *buf, size_t cap, ck_image *rgb, ck_err *err) {
     ck_image  raw;
-    ck_status st = ck_image_read(path, &raw, NULL, err);
+    ck_status st = ck_image_read_into(path, &raw, buf, cap, NULL, err);
     if (st != CK_OK) return st;
     const int    is_exr = ck_image_sniff(path) == CK_IMAGE_EXR;
     const size_t n      = (size_t)raw.width * raw.height;
     float       *dst    = raw.channels == 3 ? raw.data : malloc(sizeof(float) * n * 3);
     if (!dst) {
-        ck_image_release(&raw);
+        if (raw.data != buf) ck_image_release(&raw);
         return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
     }
     if (raw.channels != 3 || is_exr) {
@@ -86,14 +86,14 @@ ck_status read_plate(const char *path, int input_is_linear, ck_image *rgb, ck_er
         }
     }
     *rgb = (ck_image){raw.width, raw.height, 3, dst};
-    if (dst != raw.data) ck_image_release(&raw);
+    if (dst != raw.data && raw.data != buf) ck_image_release(&raw);
     return CK_OK;
 }
 
 /* The hint is the file's first channel (a 1-channel file as decoded). */
-ck_status read_hint(const char *path, ck_image *hint, ck_err *err) {
+ck_status read_hint(const char *path, float *buf, size_t cap, ck_image *hint, ck_err *err) {
     ck_image  raw;
-    ck_status st = ck_image_read(path, &raw, NULL, err);
+    ck_status st = ck_image_read_into(path, &raw, buf, cap, NULL, err);
     if (st != CK_OK) return st;
     if (raw.channels == 1) {
         *hint = raw;
@@ -103,11 +103,11 @@ ck_status read_hint(const char *path, ck_image *hint, ck_err *err) {
     hint->width = raw.width, hint->height = raw.height, hint->channels = 1;
     hint->data  = malloc(sizeof(float) * n);
     if (!hint->data) {
-        ck_image_release(&raw);
+        if (raw.data != buf) ck_image_release(&raw);
         return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
     }
     for (size_t i = 0; i < n; i++) hint->data[i] = raw.data[i * raw.channels];
-    ck_image_release(&raw);
+    if (raw.data != buf) ck_image_release(&raw);
     return CK_OK;
 }
 

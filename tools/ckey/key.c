@@ -47,6 +47,11 @@ static void json_warning(int f, const char *msg, const char *stem) {
     pthread_mutex_unlock(&g_out_mu);
 }
 
+/* Frees a decoded plate or hint unless it lies in the slot's input block. */
+static void free_input(const ck_pipe_frame *fr, float *data) {
+    if (!ck_pipe_in_block(fr, data)) free(data);
+}
+
 static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
     key_run        *kr = user;
     const key_opts *o  = kr->o;
@@ -57,23 +62,26 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
     if (kr->seq) snprintf(fr->stem, sizeof fr->stem, "%s", kr->imgs->stems[f]);
     else if (kr->vid) snprintf(fr->stem, sizeof fr->stem, "%05d", f);
     else snprintf(fr->stem, sizeof fr->stem, "%s", kr->stem1);
+    /* decoded straight into the slot's input block when the frame fits (pipeline.h): rgb, then hint */
     ck_image rgb = {0}, hint = {0};
 #ifdef CK_HAVE_FFMPEG
     if (kr->vid) { /* the frame is decoded even when it is skipped: the reader is sequential */
-        int eof = 0;
-        rgb     = (ck_image){ck_video_width(kr->vin), ck_video_height(kr->vin), 3,
-                         malloc(sizeof(float) * 3 * (size_t)ck_video_width(kr->vin) * ck_video_height(kr->vin))};
+        int          eof = 0;
+        const size_t px  = (size_t)ck_video_width(kr->vin) * ck_video_height(kr->vin);
+        rgb = (ck_image){ck_video_width(kr->vin), ck_video_height(kr->vin), 3,
+                         4 * px <= fr->in_floats ? fr->in_block : malloc(sizeof(float) * 3 * px)};
         if (!rgb.data || ck_video_read(kr->vin, rgb.data, 3, &eof, &err) != CK_OK || eof) {
             snprintf(emsg, n, "%s", eof ? "video ended early" : err.msg);
             if (eof) snprintf(emsg, n, "%s ended at frame %d", o->image, f);
-            free(rgb.data);
+            free_input(fr, rgb.data);
             return 0;
         }
         if (kr->vhint) { /* a hint video: its red channel, as CorridorKey */
-            float *t3 = malloc(sizeof(float) * 3 * (size_t)rgb.width * rgb.height);
-            hint      = (ck_image){rgb.width, rgb.height, 1, malloc(sizeof(float) * (size_t)rgb.width * rgb.height)};
+            float *t3 = malloc(sizeof(float) * 3 * px);
+            hint      = (ck_image){rgb.width, rgb.height, 1,
+                              rgb.data == fr->in_block ? fr->in_block + 3 * px : malloc(sizeof(float) * px)};
             if (!t3 || !hint.data || ck_video_read(kr->vhint, t3, 3, &eof, &err) != CK_OK || eof) {
-                free(t3), free(rgb.data), free(hint.data);
+                free(t3), free_input(fr, rgb.data), free_input(fr, hint.data);
                 snprintf(emsg, n, "hint video ended early or failed to decode");
                 return 0;
             }
@@ -84,20 +92,24 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
     }
 #endif
     if (o->skip_existing && frame_done(o, fr->stem)) {
-        free(rgb.data), free(hint.data);
+        free_input(fr, rgb.data), free_input(fr, hint.data);
         fr->skipped = 1;
         if (o->json) json_warning(f, "already written; skipped (--skip-existing)", fr->stem);
         return 1;
     }
     int ok = 1;
-    if (!rgb.data) ok = read_plate(ipath, o->p.input_is_linear, &rgb, &err) == CK_OK;
+    if (!rgb.data) ok = read_plate(ipath, o->p.input_is_linear, fr->in_block, fr->in_floats / 4 * 3, &rgb, &err) == CK_OK;
+    /* the hint's place in the block, right after the plate */
+    const size_t px        = (size_t)rgb.width * rgb.height;
+    float       *hint_buf  = ok && rgb.data == fr->in_block ? fr->in_block + 3 * px : NULL;
+    const size_t hint_room = hint_buf ? fr->in_floats - 3 * px : 0;
     if (ok && hint.data) {
         /* from the hint video */
     } else if (ok && hpath) {
-        ok = read_hint(hpath, &hint, &err) == CK_OK;
+        ok = read_hint(hpath, hint_buf, hint_room, &hint, &err) == CK_OK;
     } else if (ok) { /* no hint: the automatic chroma-difference fallback */
         int blue = 0;
-        hint     = (ck_image){rgb.width, rgb.height, 1, malloc(sizeof(float) * (size_t)rgb.width * rgb.height)};
+        hint     = (ck_image){rgb.width, rgb.height, 1, hint_room >= px ? hint_buf : malloc(sizeof(float) * px)};
         ok       = hint.data && ck_auto_hint(hint.data, rgb.data, rgb.width, rgb.height, &blue) == CK_OK;
         if (ok && f == kr->start) {
             const char *msg = blue ? "no --hint: using an automatic chroma-difference hint against the detected "
@@ -110,7 +122,7 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
         if (!ok) snprintf(err.msg, sizeof err.msg, "%s: out of memory for the automatic hint", ipath);
     }
     if (!ok) {
-        free(rgb.data), free(hint.data);
+        free_input(fr, rgb.data), free_input(fr, hint.data);
         snprintf(emsg, n, "%s", err.msg);
         return 0;
     }

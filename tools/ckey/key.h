@@ -38,9 +38,11 @@ int         mkdir_p(const char *path);
 void        file_stem(char *out, size_t n, const char *path);
 int         is_dir(const char *p);
 double      now_s(void);
-/* The plate as 3-channel sRGB-or-linear floats (CorridorKey's CLI conventions); the hint's first channel. */
-ck_status   read_plate(const char *path, int input_is_linear, ck_image *rgb, ck_err *err);
-ck_status   read_hint(const char *path, ck_image *hint, ck_err *err);
+/* The plate as 3-channel sRGB-or-linear floats (CorridorKey's CLI conventions); the hint's first channel.
+ * Decoded into buf (cap floats; NULL for none) when it fits, then ->data may be buf (the caller's);
+ * otherwise malloc'd. */
+ck_status   read_plate(const char *path, int input_is_linear, float *buf, size_t cap, ck_image *rgb, ck_err *err);
+ck_status   read_hint(const char *path, float *buf, size_t cap, ck_image *hint, ck_err *err);
 /* Every pass of one frame into o->out, atomically as a set; 0 on success, else EXIT_RUNTIME. */
 int         write_passes(const key_opts *o, const char *stem, const ck_passes *passes);
 int         frame_done(const key_opts *o, const char *stem); /* every pass already there */

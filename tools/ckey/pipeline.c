@@ -27,7 +27,6 @@ typedef struct frame_pipe {
     ck_ctx            *ctx;
     const ck_pipe_ops *ops;
     int                start, count, depth, workers, readers, omp_threads;
-    int                stage;     /* inputs go through page-locked slot memory (the device has it) */
     int                next_read; /* the next frame a reader claims */
     ck_pipe_frame     *frames; /* (depth) */
     int               *state;  /* (depth) */
@@ -82,10 +81,18 @@ static int wait_for(frame_pipe *p, int f, int s) {
     return ok;
 }
 
-static void release_frame(ck_pipe_frame *fr) {
-    if (!fr->in_staged) free(fr->rgb.data), free(fr->hint.data);
-    fr->in_staged = 0;
+int ck_pipe_in_block(const ck_pipe_frame *fr, const float *p) {
+    return p && fr->in_block && p >= fr->in_block && p < fr->in_block + fr->in_floats;
+}
+
+static void free_inputs(ck_pipe_frame *fr) {
+    if (!ck_pipe_in_block(fr, fr->rgb.data)) free(fr->rgb.data);
+    if (!ck_pipe_in_block(fr, fr->hint.data)) free(fr->hint.data);
     fr->rgb.data = fr->hint.data = NULL;
+}
+
+static void release_frame(ck_pipe_frame *fr) {
+    free_inputs(fr);
     ck_result_free(&fr->res);
 }
 
@@ -113,25 +120,33 @@ static void lower_priority(void) {
 #endif
 }
 
-/* Moves the frame's rgb and hint into the slot's page-locked block (allocated once, grown when a frame
- * is larger), so the network thread uploads them at full bus speed; kept as read when that memory
- * cannot be had. */
+/* Moves the frame's rgb and hint into the slot's input block (allocated once, grown when a frame is
+ * larger; page-locked when the device has such memory, so the network thread uploads at full bus
+ * speed); kept as read when no block can be had. Frames after the slot's first are decoded in the
+ * block already (pipeline.h): no copy, and no fresh memory to fault in per frame. */
 static void stage_inputs(frame_pipe *p, ck_pipe_frame *fr) {
     const size_t nrgb = (size_t)fr->rgb.width * fr->rgb.height * 3, nhint = (size_t)fr->hint.width * fr->hint.height;
+    if (fr->rgb.data == fr->in_block) { /* decoded in place; the hint too, or it is copied after it */
+        if (fr->hint.data != fr->in_block + nrgb && nrgb + nhint <= fr->in_floats) {
+            memcpy(fr->in_block + nrgb, fr->hint.data, sizeof(float) * nhint);
+            free(fr->hint.data);
+            fr->hint.data = fr->in_block + nrgb;
+        }
+        return; /* (a hint larger than the plate stays where it is: the frame is refused anyway) */
+    }
     if (nrgb + nhint > fr->in_floats) {
         ck_ctx_host_free(p->ctx, fr->in_block, sizeof(float) * fr->in_floats, fr->in_pinned);
         int    pinned = 0;
         float *blk    = ck_ctx_host_alloc(p->ctx, sizeof(float) * (nrgb + nhint), &pinned);
-        if (blk && !pinned) ck_ctx_host_free(p->ctx, blk, 0, 0), blk = NULL;
         fr->in_block = blk, fr->in_floats = blk ? nrgb + nhint : 0, fr->in_pinned = pinned;
         if (!blk) return;
     }
     memcpy(fr->in_block, fr->rgb.data, sizeof(float) * nrgb);
     memcpy(fr->in_block + nrgb, fr->hint.data, sizeof(float) * nhint);
-    free(fr->rgb.data), free(fr->hint.data);
+    free(fr->rgb.data);
+    if (!ck_pipe_in_block(fr, fr->hint.data)) free(fr->hint.data);
     fr->rgb.data  = fr->in_block;
     fr->hint.data = fr->in_block + nrgb;
-    fr->in_staged = 1;
 }
 
 /* Readers claim frames in order; with several readers (file sequences) frames are decoded in parallel. */
@@ -169,7 +184,7 @@ static void *reader_main(void *arg) {
         }
         if (!fr->skipped) {
             fr->w = fr->rgb.width, fr->h = fr->rgb.height;
-            if (p->stage) stage_inputs(p, fr);
+            stage_inputs(p, fr);
         }
         advance(p, f, SLOT_READ, &p->st.read_s, now_s() - t0);
     }
@@ -284,7 +299,6 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     p.readers     = readers < 1 ? 1 : readers;
     p.depth       = p.workers + p.readers + 2;
     p.next_read   = start;
-    p.stage       = ck_ctx_has_pinned_memory(ctx);
     long cores    = sysconf(_SC_NPROCESSORS_ONLN);
     p.omp_threads = (int)((cores + p.workers - 1) / p.workers);
     if (p.omp_threads < 1) p.omp_threads = 1;
@@ -325,9 +339,7 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
                                         : ck_key_image_begin(ctx, &fr->rgb, &fr->hint, &fr->res);
             fr->encoded     = on_device && st == CK_OK;
             tn              = now_s() - t1;
-            if (!fr->in_staged) free(fr->rgb.data), free(fr->hint.data);
-            fr->rgb.data = fr->hint.data = NULL;
-            fr->in_staged = 0;
+            free_inputs(fr);
             if (st != CK_OK) {
                 char msg[1400];
                 snprintf(msg, sizeof msg, "keying %.512s failed: %.800s", fr->stem, ck_ctx_last_error(ctx));

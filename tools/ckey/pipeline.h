@@ -30,10 +30,9 @@ typedef struct ck_pipe_frame {
     ck_result res;       /* network output, then (after finish) every pass in float; freed once encoded */
     ck_passes passes;    /* every pass as the files store it; the slot's block, reused frame after frame */
     int       encoded;   /* passes hold this frame */
-    float    *in_block;  /* the slot's page-locked input memory (CUDA): rgb then hint, reused */
+    float    *in_block;  /* the slot's input memory, page-locked (CUDA): rgb then hint, reused */
     size_t    in_floats;
     int       in_pinned;
-    int       in_staged; /* rgb.data and hint.data point into in_block (not freed with the frame) */
     int       w, h;      /* frame size: the passes' size */
     int       skipped;   /* set by read: nothing to key (--skip-existing); still reported by done */
 } ck_pipe_frame;
@@ -42,7 +41,10 @@ typedef struct ck_pipe_ops {
     void *user;
     /* reader threads: fill fr->rgb, fr->hint, fr->stem (or set fr->skipped) for frame fr->index. With one
      * reader, calls come in frame order (sequential sources such as video); with several, concurrently
-     * for different frames. Returns 0 on failure with a message in err. */
+     * for different frames. Returns 0 on failure with a message in err. The pixels are malloc'd, or, to
+     * spare a copy and fresh memory per frame, decoded into fr->in_block when the whole frame fits there
+     * (in_floats ≥ 4·w·h): rgb at its start, the hint right after it; data inside the block is never
+     * freed. */
     int (*read)(void *user, ck_pipe_frame *fr, char *err, size_t n);
     /* worker threads, concurrently for different frames: write the finished passes. 0 = failure. */
     int (*write)(void *user, ck_pipe_frame *fr, char *err, size_t n);
@@ -58,6 +60,9 @@ typedef struct ck_pipe_stats {
     double wall_s;
     int    frames, skipped;
 } ck_pipe_stats;
+
+/* 1 when p points into the slot's input block (memory the frame does not own). */
+int ck_pipe_in_block(const ck_pipe_frame *fr, const float *p);
 
 /* Frames start .. start + count − 1. readers ≥ 1 (decoding threads; 1 for sequential sources),
  * workers ≥ 1 (post-processing and writing threads; each uses ⌈cores / workers⌉ OpenMP threads).
