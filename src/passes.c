@@ -168,6 +168,35 @@ static ck_status encode_on_device(ck_ctx *ctx, ck_passes *out) {
     return CK_OK;
 }
 
+/* What the files need of the passes besides the encoded chunks (ck_passes.chunks_only): the comp, and
+ * the rows of the chunks stored uncompressed, runs of neighbouring chunks in one transfer each. */
+static void download_for_chunks(ck_ctx *ctx, ck_passes *out) {
+    ck_backend *be = ctx->be;
+    void (*copy)(ck_backend *, void *, const void *, size_t) =
+        out->pinned && be->ext.download_async ? be->ext.download_async : be->download;
+    const int     w = out->width, h = out->height, n = out->exr_chunks, lines = out->exr_lines;
+    size_t        off[4];
+    passes_layout(w, h, out->comp != NULL, off);
+    const uint8_t *dev = ctx->post_passes_dev;
+    uint8_t       *host = out->block;
+    if (out->comp) copy(be, host + off[3], dev + off[3], (size_t)w * h * 3);
+    static const int C[3] = {1, 3, 4};
+    for (int p = 0; p < 3; p++) {
+        const size_t row = (size_t)w * C[p] * 2;
+        for (int c = 0; c < n;) {
+            if (out->chunk_bytes[(size_t)p * n + c] != 0) {
+                c++;
+                continue;
+            }
+            int e = c + 1;
+            while (e < n && out->chunk_bytes[(size_t)p * n + e] == 0) e++;
+            const size_t y0 = (size_t)c * lines, y1 = (size_t)e * lines < (size_t)h ? (size_t)e * lines : (size_t)h;
+            copy(be, host + off[p] + y0 * row, dev + off[p] + y0 * row, (y1 - y0) * row);
+            c = e;
+        }
+    }
+}
+
 /* Lays out the device regions for frames of w × h (once per frame size): passes | taps | scratch, in
  * the larger of the activation arena's two gaps around the network output when they fit, else in
  * post_dev; and the host copy of the tap tables. */
@@ -309,7 +338,8 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
         ctx->failed = 1;
         return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for the encoded passes of a %dx%d frame", w, h);
     }
-    be->download(be, out->block, ctx->post_passes_dev, ctx->post_passes_bytes);
+    if (out->exr_chunks && out->chunks_only) download_for_chunks(ctx, out);
+    else be->download(be, out->block, ctx->post_passes_dev, ctx->post_passes_bytes);
     be->synchronize(be);
     return CK_OK;
 }

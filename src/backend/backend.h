@@ -153,6 +153,9 @@ typedef struct ck_backend_ext {
     size_t (*deflate_scratch_bytes)(int n, int64_t total_bytes);
     void (*pxr24)(ck_backend *be, const ck_pxr24_args *a);
     void (*gather)(ck_backend *be, const ck_gather_args *a);
+    /* Optional: a download enqueued without waiting (into page-locked memory; complete after the next
+     * synchronize); NULL: callers use download. */
+    void (*download_async)(ck_backend *be, void *dst_host, const void *src_dev, size_t bytes);
     /* Optional: page-locked host memory (fast transfers); NULL when the backend has none. */
     void *(*host_alloc)(ck_backend *be, size_t bytes);
     void (*host_free)(ck_backend *be, void *ptr);

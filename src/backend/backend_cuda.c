@@ -122,6 +122,13 @@ static void cuda_download(ck_backend *be, void *dst, const void *src, size_t n) 
     CK_CUDA_FATAL(cudaStreamSynchronize(cu->stream));
 }
 
+static void cuda_download_async(ck_backend *be, void *dst, const void *src, size_t n) {
+    ck_cuda *cu = ck_cuda_of(be);
+    if (!n) return;
+    CK_CUDA_FATAL(cudaSetDevice(cu->device));
+    CK_CUDA_FATAL(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, cu->stream));
+}
+
 /* Page-locked host memory: transfers run at full bus speed and need no staging copy. NULL on failure
  * (callers fall back to ordinary memory). */
 static void *cuda_host_alloc(ck_backend *be, size_t bytes) {
@@ -393,6 +400,7 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     be->ext.deflate_scratch_bytes = ck_deflate_cuda_scratch_bytes;
     be->ext.pxr24            = ck_pxr24_cuda;
     be->ext.gather           = ck_gather_cuda;
+    be->ext.download_async   = cuda_download_async;
     be->ext.host_alloc       = cuda_host_alloc;
     be->ext.host_free        = cuda_host_free;
     be->ext.mem_peak_reset   = cuda_mem_peak_reset;

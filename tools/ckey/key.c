@@ -127,6 +127,11 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
         return 0;
     }
     fr->rgb = rgb, fr->hint = hint;
+    int video = 0;
+#ifdef CK_HAVE_FFMPEG
+    video = kr->want[0] || kr->want[1] || kr->want[2];
+#endif
+    fr->passes.chunks_only = !video; /* the video encoders take the halves; the files only the chunks */
     return 1;
 }
 
