@@ -2,7 +2,8 @@
  * libpng with each of the five row filters forced (and its adaptive choice), 8 and 16 bits, 1 to 4
  * channels, IDAT split into small chunks; layouts it leaves to libpng (palette, tRNS, Adam7, low bit
  * depths) still decode through libpng; decoding into a caller's buffer (ck_image_read_into); a bad
- * CRC, a cut stream and trailing junk all end in libpng's errors, never in wrong pixels. */
+ * CRC or a cut file ends in libpng's errors, never in wrong pixels; and what the direct writer makes
+ * (every layout, from floats and from bytes) read back by libpng itself. */
 #include "harness.h"
 
 #include "io/image.h"
@@ -189,6 +190,75 @@ static void test_damage(void) {
     remove(path), remove(bad);
 }
 
+/* libpng's own decoder on what ckey writes (8 bits from floats and from bytes, 16 bits), so a fault
+ * shared by ckey's writer and reader cannot hide. */
+static int libpng_read(const char *path, int *w, int *h, int *C, int *depth, uint16_t **out) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    png_structp png  = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop   info = png_create_info_struct(png);
+    *out             = NULL;
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &info, NULL);
+        fclose(f);
+        free(*out);
+        *out = NULL;
+        return 0;
+    }
+    png_init_io(png, f);
+    png_read_info(png, info);
+    *w = (int)png_get_image_width(png, info), *h = (int)png_get_image_height(png, info);
+    *C = png_get_channels(png, info), *depth = png_get_bit_depth(png, info);
+    const size_t rb  = png_get_rowbytes(png, info);
+    unsigned char *row = malloc(rb);
+    *out = malloc(sizeof(uint16_t) * (size_t)*w * *h * *C);
+    for (int y = 0; y < *h; y++) {
+        png_read_row(png, row, NULL);
+        for (int i = 0; i < *w * *C; i++)
+            (*out)[(size_t)y * *w * *C + i] = *depth == 8 ? row[i] : (uint16_t)(row[2 * i] << 8 | row[2 * i + 1]);
+    }
+    png_read_end(png, NULL);
+    png_destroy_read_struct(&png, &info, NULL);
+    free(row);
+    fclose(f);
+    return 1;
+}
+
+static void test_writer_against_libpng(void) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/direct_written.png", g_tmp);
+    int n = 0;
+    for (int C = 1; C <= 4; C++)
+        for (int bits = 8; bits <= 16; bits += 8)
+            for (int from_bytes = 0; from_bytes <= (bits == 8); from_bytes++) {
+                const int w = 45 + C, h = 19;
+                ck_image  img = {w, h, C, malloc(sizeof(float) * (size_t)w * h * C)};
+                uint8_t  *u8  = malloc((size_t)w * h * C);
+                for (size_t i = 0; i < (size_t)w * h * C; i++) {
+                    img.data[i] = i % 7 == 0 ? -0.2f : i % 11 == 0 ? 1.3f : (float)(rng() % 10000) / 9999.0f;
+                    u8[i]       = (uint8_t)(rng() % 256);
+                }
+                ck_err    err = {{0}};
+                ck_status st  = from_bytes ? ck_image_write_png_u8(path, w, h, C, u8, &err)
+                              : bits == 8  ? ck_image_write_png8(path, &img, &err)
+                                           : ck_image_write_png16(path, &img, &err);
+                CHECK_MSG(st == CK_OK, "%s", err.msg);
+                int       gw, gh, gc, gd;
+                uint16_t *got = NULL;
+                int       ok  = libpng_read(path, &gw, &gh, &gc, &gd, &got) && gw == w && gh == h && gc == C && gd == bits;
+                for (size_t i = 0; ok && i < (size_t)w * h * C; i++) {
+                    const float    v    = img.data[i] < 0 ? 0 : img.data[i] > 1 ? 1 : img.data[i];
+                    const unsigned want = from_bytes ? u8[i] : bits == 8 ? (unsigned)(v * 255.0f) : (unsigned)lrintf(v * 65535.0f);
+                    ok                  = got[i] == want;
+                }
+                CHECK_MSG(ok, "%d channels, %d bits%s: libpng reads back the samples", C, bits, from_bytes ? " (bytes)" : "");
+                n += ok;
+                free(got), free(u8), free(img.data);
+            }
+    printf("ok: %d written PNG layouts read back by libpng as written\n", n);
+    remove(path);
+}
+
 int main(void) {
     const char *t = getenv("CK_TMP");
     snprintf(g_tmp, sizeof g_tmp, "%s", t ? t : "/tmp");
@@ -203,5 +273,6 @@ int main(void) {
     printf("SKIP: the libdeflate PNG path is not built (libdeflate-dev missing); checking read_into only\n");
 #endif
     test_read_into();
+    test_writer_against_libpng();
     return test_summary();
 }

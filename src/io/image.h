@@ -123,6 +123,7 @@ ck_status ck__png_read(const char *path, ck_image *img, const ck__image_dst *dst
  * is anything else or wrong in any way, img untouched, for libpng to decode or report. */
 int       ck__png_read_direct(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth);
 ck_status ck__png_write(const char *tmp_path, const void *job, ck_err *err);
+ck_status ck__png_write_direct(const char *tmp_path, const ck__image_job *job, ck_err *err);
 ck_status ck__jpeg_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
 ck_status ck__exr_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
 ck_status ck__exr_write(const char *tmp_path, const void *job, ck_err *err);

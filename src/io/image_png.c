@@ -4,6 +4,8 @@
  * Reference: CorridorKey writes the Comp pass as cv2.imwrite(uint8(clip(v, 0, 1) * 255)) (model_spec.md
  * §7.5) and reads hints as uint8 / 255 or uint16 / 65535 (§8.2). Compression settings copy cv2.imwrite's
  * defaults (SUB filter, zlib level 1, Z_RLE): output frames are large and written often.
+ * With libdeflate (CK_HAVE_DEFLATE) every write and the common reads go through image_png_direct.c
+ * instead, which is faster; libpng then reads only the other layouts and reports damaged files.
  * Rules kept: libpng errors longjmp back into the function that called setjmp, never further; every
  * object that must be freed lives in a struct owned by the caller of that function, so nothing is an
  * automatic variable modified between setjmp and longjmp (C11 7.13.2.1).
@@ -191,6 +193,9 @@ static ck_status png_encode(png_io *io, const ck__image_job *img, int bits) {
 ck_status ck__png_write(const char *tmp_path, const void *ctx, ck_err *err) {
     const ck__image_job *job = ctx;
     CK_ASSERT(job && (job->f32 || (job->u8 && job->bits == 8)) && (job->bits == 8 || job->bits == 16));
+#ifdef CK_HAVE_DEFLATE
+    return ck__png_write_direct(tmp_path, job, err);
+#endif
     png_io io;
     memset(&io, 0, sizeof io);
     io.path = job->path;

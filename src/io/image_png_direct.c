@@ -1,18 +1,27 @@
-/* PNG reading without libpng for the layouts frames come in: non-interlaced 8/16-bit gray, gray+alpha,
- * RGB or RGBA with no transparency chunk. The file is read whole, its IDAT payloads joined and
- * inflated in one call by libdeflate, then each row is unfiltered and converted while in cache.
+/* PNG frames without libpng, for speed; libdeflate does the (de)compression.
+ *
+ * Reading, for the layouts frames come in: non-interlaced 8/16-bit gray, gray+alpha, RGB or RGBA with
+ * no transparency chunk. The file is read whole, its IDAT payloads joined and inflated in one call,
+ * then each row is unfiltered and converted while in cache.
  *
  * Why: a 16-bit 4K plate spends 70 % of its decode in zlib's inflate (312 ms on one core, 38 MB of
  * noisy data); libdeflate inflates the same stream at two to three times the speed. Every other layout,
  * and any file this path finds wrong in any way (bad CRC of a critical chunk, truncated stream, extra
  * data), goes back to libpng, whose decoding and error messages stay the reference.
  *
+ * Writing: every row SUB-filtered (cv2.imwrite's choice), one zlib stream at libdeflate level 1 in one
+ * IDAT chunk. A 4K 8-bit comp takes about 80 ms against libpng's 140 ms (zlib level 1, Z_RLE); the
+ * files are about as large.
+ *
  * Buffers (the file and the inflated rows, ~90 MB for a 16-bit 4K plate) are kept per thread and
  * reused, so frame after frame no memory is mapped and faulted in again; they are freed when the
  * thread exits. */
 #include "io/image.h"
+#include "core/tensor.h"
 
+#include <errno.h>
 #include <libdeflate.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +35,7 @@ typedef struct png_buffers {
     uint8_t                         *rows; /* (rows_cap) inflated: per row a filter byte, then rowbytes */
     size_t                           rows_cap;
     struct libdeflate_decompressor *inflater;
+    struct libdeflate_compressor   *deflater; /* made on the first write */
 } png_buffers;
 
 static pthread_key_t  g_key;
@@ -37,6 +47,7 @@ static void buffers_free(void *p) {
     if (!b) return;
     free(b->file), free(b->rows);
     if (b->inflater) libdeflate_free_decompressor(b->inflater);
+    if (b->deflater) libdeflate_free_compressor(b->deflater);
     free(b);
 }
 
@@ -176,4 +187,65 @@ int ck__png_read_direct(const char *path, ck_image *img, const ck__image_dst *ds
     }
     *bit_depth = depth;
     return 1;
+}
+
+/* ---- write ---- */
+
+static void put32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v; }
+
+/* One chunk: length, type, data, CRC of type and data. */
+static int put_chunk(FILE *f, const char *type, const uint8_t *data, size_t n) {
+    uint8_t head[8], tail[4];
+    put32(head, (uint32_t)n);
+    memcpy(head + 4, type, 4);
+    const uint32_t crc = libdeflate_crc32(0, type, 4);
+    put32(tail, n ? libdeflate_crc32(crc, data, n) : crc);
+    return fwrite(head, 1, 8, f) == 8 && (n == 0 || fwrite(data, 1, n, f) == n) && fwrite(tail, 1, 4, f) == 4;
+}
+
+static inline unsigned to_u16(float v) {
+    if (!(v > 0.0f)) return 0;
+    if (v > 1.0f) v = 1.0f;
+    return (unsigned)lrintf(v * 65535.0f); /* round half to even, like np.round */
+}
+
+ck_status ck__png_write_direct(const char *tmp_path, const ck__image_job *job, ck_err *err) {
+    png_buffers *b = thread_buffers();
+    if (!b) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", job->path);
+    if (!b->deflater) b->deflater = libdeflate_alloc_compressor(1);
+    const int    C = job->channels, bits = job->bits, W = job->width, H = job->height;
+    const size_t row_vals = (size_t)W * C, rowbytes = row_vals * (size_t)(bits / 8), raw = (rowbytes + 1) * H;
+    if (!b->deflater || !reserve(&b->rows, &b->rows_cap, raw))
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory for %zu bytes of PNG rows", job->path, raw);
+    const size_t bound = libdeflate_zlib_compress_bound(b->deflater, raw);
+    if (!reserve(&b->file, &b->file_cap, bound))
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory for %zu bytes of PNG data", job->path, bound);
+    const int bpp = C * bits / 8;
+    for (int y = 0; y < H; y++) {
+        uint8_t *row = b->rows + (size_t)y * (rowbytes + 1), *px = row + 1;
+        row[0]       = 1; /* SUB */
+        if (job->u8) memcpy(px, job->u8 + (size_t)y * row_vals, row_vals);
+        else if (bits == 8)
+            for (size_t i = 0; i < row_vals; i++) px[i] = ck_f32_to_u8_trunc(job->f32[(size_t)y * row_vals + i]);
+        else
+            for (size_t i = 0; i < row_vals; i++) {
+                const unsigned v = to_u16(job->f32[(size_t)y * row_vals + i]);
+                px[2 * i] = (uint8_t)(v >> 8), px[2 * i + 1] = (uint8_t)v;
+            }
+        for (size_t i = rowbytes; i-- > (size_t)bpp;) px[i] = (uint8_t)(px[i] - px[i - bpp]);
+    }
+    const size_t z = libdeflate_zlib_compress(b->deflater, b->rows, raw, b->file, bound);
+    if (!z) return ck__fail(err, CK_STATUS_EIO, "%s: cannot compress the PNG data", job->path);
+
+    static const uint8_t ctypes[5] = {0, 0, 4, 2, 6}, sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    uint8_t              ihdr[13];
+    put32(ihdr, (uint32_t)W), put32(ihdr + 4, (uint32_t)H);
+    ihdr[8] = (uint8_t)bits, ihdr[9] = ctypes[C], ihdr[10] = ihdr[11] = ihdr[12] = 0;
+    FILE *f = fopen(tmp_path, "wb");
+    if (!f) return ck__fail(err, CK_STATUS_EIO, "%s: cannot create %s: %s", job->path, tmp_path, strerror(errno));
+    int ok = fwrite(sig, 1, 8, f) == 8 && put_chunk(f, "IHDR", ihdr, 13) && put_chunk(f, "IDAT", b->file, z) &&
+             put_chunk(f, "IEND", NULL, 0);
+    ok = !ferror(f) && ok;
+    if (fclose(f) != 0) ok = 0;
+    return ok ? CK_OK : ck__fail(err, CK_STATUS_EIO, "%s: write failed (disk full?)", job->path);
 }
