@@ -3,7 +3,8 @@
 # on a random-weight Hiera-B+ at S = 512 and 2048, and ckey timings. Logs and results go to $OUT.
 # Usage (repository root, on the GPU machine): scripts/device/gpu_suite.sh [parity|profile|bench|check|final|all]
 # 4K end to end: final4k (device encoding, host comparisons, plate formats), scale (thread counts), shm
-# (outputs on tmpfs vs disk); FRAMES=N sets the clip length (default 96)
+# (outputs on tmpfs vs disk), ab4k (this commit beside an earlier one: carry/old.tar); FRAMES=N sets the clip
+# length (default 96)
 # check: parity at 512/2048 and the memory/time of the execution toggles at 512/1024/2048, plus a profile
 # (profile also runs the timings; TORCH_MODES=fp16ac,compile adds the PyTorch peers to them)
 set -uo pipefail
@@ -33,6 +34,14 @@ fi
 gen=""
 command -v ninja >/dev/null && gen="-G Ninja"
 t0=$(date +%s)
+# ab4k: the ckey of an earlier commit (carry/old.tar, its BUILD_COMMIT in carry/OLD_COMMIT) built beside
+old_pid=""
+if has ab4k && [ -f carry/old.tar ]; then
+    rm -rf /tmp/old && mkdir -p /tmp/old && tar -xf carry/old.tar -C /tmp/old && cp -r carry /tmp/old/
+    (cd /tmp/old && cmake -S . -B build $gen -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $blas $exr \
+        > "$OUT/cmake_old.log" 2>&1 && cmake --build build -j16 --target ckey > "$OUT/build_old.log" 2>&1) &
+    old_pid=$!
+fi
 cmake -S . -B build $gen -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $blas $exr > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
 cmake --build build -j16 ${BUILD_TARGET:+--target $BUILD_TARGET} > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -30; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
@@ -176,11 +185,11 @@ for f in sorted(glob.glob('$c/gen/Plate/*.png')):
 # run_clip NAME PLATES OUTDIR [ckey key options]: one timed `ckey key` (S=2048, all four passes), its
 # completed event in $OUT/4k_NAME.json, /usr/bin/time in $OUT/4k_NAME.time, a one-line summary
 run_clip() {
-    local name=$1 plates=$2 out=$3
+    local name=$1 plates=$2 out=$3 t0=$(date +%T)
     rm -rf $out
     /usr/bin/time -v $B key --image $c/$plates --hint $c/AlphaHint --checkpoint $ck --size 2048 --out $out --json \
         "${@:4}" 2> $OUT/4k_$name.time | grep -E '"completed"|"failed"' > $OUT/4k_$name.json
-    echo "$name ($plates ${*:4}): $(grep -o '"fps": [0-9.]*' $OUT/4k_$name.json)" \
+    echo "$name [$t0-$(date +%T)] ($plates ${*:4}): $(grep -o '"fps": [0-9.]*' $OUT/4k_$name.json)" \
         "$(grep -o '"stage_ms_per_frame": {[^}]*}' $OUT/4k_$name.json)" \
         "$(grep -o '"workers": [0-9]*' $OUT/4k_$name.json) $(grep -o '"readers": [0-9]*' $OUT/4k_$name.json)" \
         "$(grep -o '"device_peak_mib": [0-9.]*' $OUT/4k_$name.json)" \
@@ -236,6 +245,23 @@ if has shm; then
     run_clip disk Plate $c/out
     run_clip tmpfs Plate $o
     rm -rf $c $o
+fi
+
+if has ab4k; then
+    echo "== 4K end to end, this commit beside $(cat carry/OLD_COMMIT 2>/dev/null) (elapsed $(( $(date +%s) - start )) s)"
+    [ -n "$old_pid" ] && { wait $old_pid; echo "old build rc=$?"; }
+    make_clip4k ${FRAMES:-96}
+    (vmstat -w -t 1 > $OUT/vmstat.log 2>&1 &) ; vm=$(pgrep -n vmstat)
+    run_clip warmup Plate $c/out --frames 0-47
+    for round in 1 2; do
+        [ -x /tmp/old/build/ckey ] && B=/tmp/old/build/ckey run_clip old$round Plate $c/out
+        run_clip new$round Plate $c/out
+    done
+    run_clip new_r8 Plate $c/out --readers 8
+    run_clip new_w6r10 Plate $c/out --workers 6 --readers 10
+    run_clip new_host_encode Plate $c/out --no-gpu-encode
+    kill $vm 2> /dev/null
+    rm -rf $c
 fi
 
 if has sweep; then

@@ -131,7 +131,8 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
 #ifdef CK_HAVE_FFMPEG
     video = kr->want[0] || kr->want[1] || kr->want[2];
 #endif
-    fr->passes.chunks_only = !video; /* the video encoders take the halves; the files only the chunks */
+    /* the video encoders take the halves; PXR24 files only the chunks */
+    fr->passes.chunks_only = !video && o->exr == CK_EXR_PXR24;
     return 1;
 }
 
