@@ -3,7 +3,7 @@
 # on a random-weight Hiera-B+ at S = 512 and 2048, and ckey timings. Logs and results go to $OUT.
 # Usage (repository root, on the GPU machine): scripts/device/gpu_suite.sh [parity|profile|bench|check|final|all]
 # 4K end to end: final4k (device encoding, host comparisons, plate formats), scale (thread counts), shm
-# (outputs on tmpfs vs disk), ab4k (this commit beside an earlier one: carry/old.tar); FRAMES=N sets the clip
+# (outputs on tmpfs vs disk), ab4k (this commit beside an earlier one: carry/old.tgz); FRAMES=N sets the clip
 # length (default 96)
 # check: parity at 512/2048 and the memory/time of the execution toggles at 512/1024/2048, plus a profile
 # (profile also runs the timings; TORCH_MODES=fp16ac,compile adds the PyTorch peers to them)
@@ -34,10 +34,10 @@ fi
 gen=""
 command -v ninja >/dev/null && gen="-G Ninja"
 t0=$(date +%s)
-# ab4k: the ckey of an earlier commit (carry/old.tar, its BUILD_COMMIT in carry/OLD_COMMIT) built beside
+# ab4k: the ckey of an earlier commit (carry/old.tgz, its commit in carry/OLD_COMMIT) built beside
 old_pid=""
-if has ab4k && [ -f carry/old.tar ]; then
-    rm -rf /tmp/old && mkdir -p /tmp/old && tar -xf carry/old.tar -C /tmp/old && cp -r carry /tmp/old/
+if has ab4k && [ -f carry/old.tgz ]; then
+    rm -rf /tmp/old && mkdir -p /tmp/old && tar -xzf carry/old.tgz -C /tmp/old && cp -r carry /tmp/old/
     (cd /tmp/old && cmake -S . -B build $gen -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $blas $exr \
         > "$OUT/cmake_old.log" 2>&1 && cmake --build build -j16 --target ckey > "$OUT/build_old.log" 2>&1) &
     old_pid=$!
