@@ -162,9 +162,10 @@ typedef struct ck_passes {
     void     *chunk_block;     /* the allocation behind chunk_bytes and chunk_data */
     size_t    chunk_block_bytes;
     int       chunk_pinned;
-    /* Set by the caller when the EXR files are all it needs of the halves: with exr_chunks, only the
-     * rows of chunks stored uncompressed (chunk_bytes 0) come back, the rest of alpha, fg and processed
-     * is left as it was; comp is always complete. Spares ~130 MB of transfers per 4K frame. */
+    /* Set by the caller when the EXR files are all it needs of the halves: with exr_chunks, alpha, fg
+     * and processed are NULL unless some chunk is stored uncompressed (chunk_bytes 0), and then only
+     * those chunks' rows are filled; comp is always complete. Spares ~130 MB of transfers and of
+     * page-locked memory per 4K frame. */
     int       chunks_only;
 } ck_passes;
 

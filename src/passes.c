@@ -16,23 +16,26 @@
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
-/* Byte offsets of alpha | fg | processed | comp in a passes block; returns the block's size. */
-static size_t passes_layout(int w, int h, int comp, size_t off[4]) {
+/* Byte offsets of alpha, fg, processed and comp in a passes block, laid out comp | alpha | fg |
+ * processed so that a block without the halves (chunks_only) is the same layout cut short; returns
+ * the block's size with the halves (halves = 1) or without. */
+static size_t passes_layout(int w, int h, int comp, int halves, size_t off[4]) {
     const size_t F     = (size_t)w * h;
     const size_t sz[4] = {2 * F, 2 * F * 3, 2 * F * 4, comp ? F * 3 : 0};
-    size_t       total = 0;
-    for (int i = 0; i < 4; i++) off[i] = total, total += align256(sz[i]);
-    return total;
+    size_t       total = align256(sz[3]);
+    off[3]             = 0;
+    for (int i = 0; i < 3; i++) off[i] = total, total += align256(sz[i]);
+    return halves ? total : align256(sz[3]);
 }
 
-static void passes_bind(ck_passes *p, int w, int h, int comp) {
+static void passes_bind(ck_passes *p, int w, int h, int comp, int halves) {
     size_t off[4];
-    passes_layout(w, h, comp, off);
+    passes_layout(w, h, comp, halves, off);
     uint8_t *b   = p->block;
     p->width     = w, p->height = h;
-    p->alpha     = (uint16_t *)(b + off[0]);
-    p->fg        = (uint16_t *)(b + off[1]);
-    p->processed = (uint16_t *)(b + off[2]);
+    p->alpha     = halves ? (uint16_t *)(b + off[0]) : NULL;
+    p->fg        = halves ? (uint16_t *)(b + off[1]) : NULL;
+    p->processed = halves ? (uint16_t *)(b + off[2]) : NULL;
     p->comp      = comp ? b + off[3] : NULL;
 }
 
@@ -64,11 +67,12 @@ void ck_ctx_host_free(ck_ctx *ctx, void *ptr, size_t bytes, int pinned) {
 
 int ck_ctx_has_pinned_memory(const ck_ctx *ctx) { return ctx && ctx->be->ext.host_alloc != NULL; }
 
-/* Room for w × h passes in out: the existing block when large enough, else a new one (page-locked
- * through ctx when it offers that; ctx NULL: malloc). */
-static ck_status passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h, int comp) {
+/* Room for w × h passes in out (with the halves or the comp alone): the existing block when large
+ * enough, else a new one (page-locked through ctx when it offers that; ctx NULL: malloc). */
+static ck_status passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h, int comp, int halves) {
     size_t       off[4];
-    const size_t need = passes_layout(w, h, comp, off);
+    size_t       need = passes_layout(w, h, comp, halves, off);
+    need              = need ? need : 256; /* neither halves nor comp: a token block */
     if (!out->block || out->block_bytes < need) {
         int   pinned = 0;
         void *blk    = ctx ? ck_ctx_host_alloc(ctx, need, &pinned) : malloc(need);
@@ -76,7 +80,7 @@ static ck_status passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h, int c
         ck_ctx_host_free(ctx, out->block, out->block_bytes, out->pinned);
         out->block = blk, out->block_bytes = need, out->pinned = pinned;
     }
-    passes_bind(out, w, h, comp);
+    passes_bind(out, w, h, comp, halves);
     return CK_OK;
 }
 
@@ -93,9 +97,9 @@ ck_status ck_passes_from_result(const ck_result *res, ck_passes *out) {
     if (res->fg.width != w || res->fg.height != h || res->processed.width != w || res->processed.height != h ||
         (comp && (res->comp.width != w || res->comp.height != h)))
         return CK_STATUS_ESHAPE;
-    if (out->pinned && out->block_bytes < passes_layout(w, h, comp, (size_t[4]){0}))
+    if (out->pinned && out->block_bytes < passes_layout(w, h, comp, 1, (size_t[4]){0}))
         return CK_STATUS_EINVAL; /* growing a page-locked block needs its context */
-    ck_status st = passes_reserve(NULL, out, w, h, comp);
+    ck_status st = passes_reserve(NULL, out, w, h, comp, 1);
     if (st != CK_OK) return st;
     out->exr_chunks = 0; /* the writers compress */
     const int64_t F = (int64_t)w * h;
@@ -169,19 +173,23 @@ static ck_status encode_on_device(ck_ctx *ctx, ck_passes *out) {
 }
 
 /* What the files need of the passes besides the encoded chunks (ck_passes.chunks_only): the comp, and
- * the rows of the chunks stored uncompressed, runs of neighbouring chunks in one transfer each. */
-static void download_for_chunks(ck_ctx *ctx, ck_passes *out) {
+ * the rows of the chunks stored uncompressed, runs of neighbouring chunks in one transfer each. The
+ * host block holds the halves only when some chunk is stored (rare: PXR24 shrinks image data). */
+static ck_status download_for_chunks(ck_ctx *ctx, ck_passes *out) {
     ck_backend *be = ctx->be;
+    const int   w = out->width, h = out->height, n = out->exr_chunks, lines = out->exr_lines;
+    int         stored = 0;
+    for (int i = 0; i < 3 * n; i++) stored += out->chunk_bytes[i] == 0;
+    if (passes_reserve(ctx, out, w, h, out->comp != NULL, stored > 0) != CK_OK) return CK_STATUS_EOOM;
     void (*copy)(ck_backend *, void *, const void *, size_t) =
         out->pinned && be->ext.download_async ? be->ext.download_async : be->download;
-    const int     w = out->width, h = out->height, n = out->exr_chunks, lines = out->exr_lines;
-    size_t        off[4];
-    passes_layout(w, h, out->comp != NULL, off);
-    const uint8_t *dev = ctx->post_passes_dev;
+    size_t off[4];
+    passes_layout(w, h, out->comp != NULL, 1, off); /* the device block's layout, the host's as far as it goes */
+    const uint8_t *dev  = ctx->post_passes_dev;
     uint8_t       *host = out->block;
     if (out->comp) copy(be, host + off[3], dev + off[3], (size_t)w * h * 3);
     static const int C[3] = {1, 3, 4};
-    for (int p = 0; p < 3; p++) {
+    for (int p = 0; p < 3 && stored; p++) {
         const size_t row = (size_t)w * C[p] * 2;
         for (int c = 0; c < n;) {
             if (out->chunk_bytes[(size_t)p * n + c] != 0) {
@@ -195,6 +203,7 @@ static void download_for_chunks(ck_ctx *ctx, ck_passes *out) {
             c = e;
         }
     }
+    return CK_OK;
 }
 
 /* Lays out the device regions for frames of w × h (once per frame size): passes | taps | scratch, in
@@ -204,7 +213,7 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
     ck_backend  *be = ctx->be;
     const int    S  = ctx->cfg.size;
     size_t       poff[4];
-    const size_t passes  = passes_layout(w, h, comp, poff);
+    const size_t passes  = passes_layout(w, h, comp, 1, poff);
     /* idx_x (w,8) | w_x (w,8) | idx_y (h,8) | w_y (h,8) */
     const size_t tsz[4]  = {sizeof(int32_t) * 8 * (size_t)w, sizeof(float) * 8 * (size_t)w,
                             sizeof(int32_t) * 8 * (size_t)h, sizeof(float) * 8 * (size_t)h};
@@ -297,7 +306,7 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
         ck_result res = {0};
         ck_status st  = ck_key_image(ctx, rgb, hint, &res);
         if (st == CK_OK && out->pinned) {
-            st = passes_reserve(ctx, out, rgb->width, rgb->height, ctx->params.comp);
+            st = passes_reserve(ctx, out, rgb->width, rgb->height, ctx->params.comp, 1);
             if (st != CK_OK)
                 ck__fail(&ctx->err, st, "out of memory for the passes of a %dx%d frame", rgb->width, rgb->height);
         }
@@ -319,7 +328,9 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
     if (st == CK_OK) st = ck__ctx_compute(ctx);
     if (st == CK_OK && (w != ctx->post_w || h != ctx->post_h || comp != ctx->post_comp))
         st = gpu_postprocess_setup(ctx, w, h, comp);
-    if (st == CK_OK) st = passes_reserve(ctx, out, w, h, comp) == CK_OK
+    /* files from device chunks need the halves only where a chunk is stored: added then */
+    const int chunks_only = out->chunks_only && ctx->enc_n;
+    if (st == CK_OK) st = passes_reserve(ctx, out, w, h, comp, !chunks_only) == CK_OK
                               ? CK_OK
                               : ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d passes", w, h);
     if (st != CK_OK) {
@@ -338,8 +349,11 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
         ctx->failed = 1;
         return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for the encoded passes of a %dx%d frame", w, h);
     }
-    if (out->exr_chunks && out->chunks_only) download_for_chunks(ctx, out);
-    else be->download(be, out->block, ctx->post_passes_dev, ctx->post_passes_bytes);
+    if (chunks_only && download_for_chunks(ctx, out) != CK_OK) {
+        ctx->failed = 1;
+        return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for the passes of a %dx%d frame", w, h);
+    }
+    if (!chunks_only) be->download(be, out->block, ctx->post_passes_dev, ctx->post_passes_bytes);
     be->synchronize(be);
     return CK_OK;
 }

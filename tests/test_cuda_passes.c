@@ -97,9 +97,9 @@ static void check_chunks(const ck_passes *pv, int p, int C, const uint16_t *half
     free(want), free(got);
 }
 
-/* chunks_only: the same chunks and comp as the full download; of the halves exactly the rows of the
- * stored chunks come back (the rest keeps a marker); the EXR files written from them equal the full
- * passes' files. */
+/* chunks_only: the same chunks and comp as the full download; the halves are absent when no chunk is
+ * stored (the usual case: PXR24 shrinks image data), else exactly the rows of the stored chunks come
+ * back (the rest keeps a marker); the EXR files written from them equal the full passes' files. */
 static void check_chunks_only(ck_ctx *enc, const ck_image *rgb, const ck_image *hint, const ck_passes *pe) {
     const int w = rgb->width, h = rgb->height, n = pe->exr_chunks;
     ck_passes pc = {0};
@@ -115,12 +115,16 @@ static void check_chunks_only(ck_ctx *enc, const ck_image *rgb, const ck_image *
     const int       C[3]  = {1, 3, 4};
     const uint16_t *hp[3] = {pc.alpha, pc.fg, pc.processed}, *he[3] = {pe->alpha, pe->fg, pe->processed};
     int             stored = 0, rows_ok = 1, untouched = 1, files_ok = 1;
+    for (int i = 0; i < 3 * n; i++) stored += pc.chunk_bytes[i] == 0;
+    const int halves = pc.alpha && pc.fg && pc.processed;
+    CHECK_MSG(halves == (stored > 0) && (halves || (!pc.alpha && !pc.fg && !pc.processed)),
+              "%dx%d: halves present exactly when a chunk is stored (%d stored)", w, h, stored);
+    CHECK(halves || pc.block_bytes < pe->block_bytes);
     for (int p = 0; p < 3; p++) {
-        for (int c = 0; c < n; c++) {
+        for (int c = 0; c < n && halves; c++) {
             const int    y0 = c * 16, y1 = y0 + 16 < h ? y0 + 16 : h;
             const size_t a = (size_t)y0 * w * C[p], b = (size_t)y1 * w * C[p];
             const int    st = pe->chunk_bytes[(size_t)p * n + c] == 0;
-            stored += st;
             for (size_t i = a; i < b; i++) {
                 if (st) rows_ok = rows_ok && hp[p][i] == he[p][i];
                 else untouched = untouched && hp[p][i] == 0xA5A5;
@@ -143,10 +147,10 @@ static void check_chunks_only(ck_ctx *enc, const ck_image *rgb, const ck_image *
     g_checks++;
     const int ok = rows_ok && untouched && files_ok;
     if (!ok) g_failures++;
-    printf("%-6s %dx%d chunks_only: %d of %d chunks stored, their rows downloaded (%s), the others not (%s), "
-           "EXR files equal the full passes' (%s)\n",
-           ok ? "OK" : "NOT OK", w, h, stored, 3 * n, rows_ok ? "yes" : "NO", untouched ? "yes" : "NO",
-           files_ok ? "yes" : "NO");
+    printf("%-6s %dx%d chunks_only: %d of %d chunks stored, halves %s (%zu of %zu block bytes), stored rows "
+           "downloaded (%s), the others not (%s), EXR files equal the full passes' (%s)\n",
+           ok ? "OK" : "NOT OK", w, h, stored, 3 * n, halves ? "present" : "absent", pc.block_bytes, pe->block_bytes,
+           rows_ok ? "yes" : "NO", untouched ? "yes" : "NO", files_ok ? "yes" : "NO");
     ck_passes_free(enc, &pc);
 }
 

@@ -762,7 +762,7 @@ static void test_sample_writers(void) {
  * here with zlib, every third chunk stored uncompressed; the file reads back as the halves. */
 static void test_exr_given_chunks(void) {
     static const int order[5][4] = {{0}, {0}, {1, 0}, {2, 1, 0}, {3, 2, 1, 0}};
-    for (int C = 1; C <= 4; C++) {
+    for (int C = 1, all = 0; C <= 4; C += all, all = !all) { /* all: every chunk encoded, no halves given */
         const int W = 301, H = 70, L = 16, nch = (H + L - 1) / L;
         ck_image  img = make_image(W, H, C);
         fill_hdr_pattern(&img);
@@ -783,7 +783,7 @@ static void test_exr_given_chunks(void) {
                     }
                 }
             uLongf cap = (uLongf)(2 * N + 1024 - (size_t)(p - data));
-            if (c % 3 != 2 && compress2(p, &cap, xf, (uLong)(q - xf), 1) == Z_OK && cap < (uLongf)(q - xf)) {
+            if ((all || c % 3 != 2) && compress2(p, &cap, xf, (uLong)(q - xf), 1) == Z_OK && cap < (uLongf)(q - xf)) {
                 bytes[c] = (int32_t)cap;
                 p += cap;
             }
@@ -791,15 +791,23 @@ static void test_exr_given_chunks(void) {
         char path[1100];
         tmp_path(path, sizeof path, "imgio_given_chunks.exr");
         ck_err err = {{0}};
-        CHECK_MSG(ck_image_write_exr_chunks(path, W, H, C, half, 16, bytes, data, &err) == CK_OK, "%s", err.msg);
+        int encoded = 0;
+        for (int c = 0; c < nch; c++) encoded += bytes[c] > 0;
+        if (all) CHECK(encoded == nch); /* the pattern compresses */
+        if (!all) { /* stored chunks and no halves: refused, naming the chunk */
+            CHECK(ck_image_write_exr_chunks(path, W, H, C, NULL, 16, bytes, data, &err) == CK_STATUS_EINVAL &&
+                  strstr(err.msg, "chunk 2 is stored"));
+        }
+        CHECK_MSG(ck_image_write_exr_chunks(path, W, H, C, all ? NULL : half, 16, bytes, data, &err) == CK_OK, "%s",
+                  err.msg);
         ck_image back = {0};
         CHECK_MSG(ck_image_read(path, &back, NULL, &err) == CK_OK, "%s", err.msg);
         int same = back.data && back.channels == C && back.width == W && back.height == H;
         for (size_t i = 0; same && i < N; i++) same = ck_f32_to_f16(back.data[i]) == half[i];
         g_checks++;
         if (!same) g_failures++;
-        printf("%-6s exr from given PXR24 chunks C=%d (%d chunks, every third stored) reads back as the halves\n",
-               same ? "OK" : "NOT OK", C, nch);
+        printf("%-6s exr from given PXR24 chunks C=%d (%d chunks, %s) reads back as the halves\n",
+               same ? "OK" : "NOT OK", C, nch, all ? "all encoded, no halves given" : "every third stored");
         CHECK(ck_image_write_exr_chunks(path, W, H, C, half, 32, bytes, data, &err) == CK_STATUS_EINVAL);
         ck_image_release(&back);
         remove(path);

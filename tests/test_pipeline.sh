@@ -33,6 +33,9 @@ for r in 1 6; do
 done
 key --out "$tmp/opts" --workers 2 --no-gpu-postprocess --no-gpu-encode; rc=$?
 check "[ $rc -eq 0 ] && diff -r '$tmp/w1' '$tmp/opts' > /dev/null" "--no-gpu-postprocess --no-gpu-encode on the CPU: same bytes"
+key --out "$tmp/js" --workers 2 --json > "$tmp/js.out"; rc=$?
+steady=$(grep '"completed"' "$tmp/js.out" | grep -o '"steady_fps": [0-9.]*' | cut -d' ' -f2)
+check "[ $rc -eq 0 ] && awk 'BEGIN { exit !(${steady:-0} > 0) }'" "completed event: steady_fps ${steady:-missing} (> 0 for 12 frames)"
 key --out "$tmp/x" --readers 0 2> "$tmp/r0.err"; rc=$?
 check "[ $rc -eq 2 ] && grep -q -- '--readers' '$tmp/r0.err'" "--readers 0: usage error naming the option (exit $rc)"
 check "[ \$(ls '$tmp/w3/Matte' | wc -l) -eq 12 ]" "12 Matte files"

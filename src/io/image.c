@@ -220,7 +220,7 @@ static ck_status write_png(const ck__image_job *job, ck_err *err) {
 }
 
 static ck_status write_exr(const ck__image_job *job, ck_err *err) {
-    const void *data = job->f32 ? (const void *)job->f32 : (const void *)job->f16;
+    const void *data = job->f32 ? (const void *)job->f32 : job->f16 ? (const void *)job->f16 : (const void *)job->chunk_data;
     ck_status   st   = check_writable(job->path, job->width, job->height, job->channels, data, "EXR", err);
     if (st != CK_OK) return st;
     if (job->comp != CK_EXR_PXR24 && job->comp != CK_EXR_ZIP && job->comp != CK_EXR_NONE)
@@ -270,6 +270,10 @@ ck_status ck_image_write_exr_chunks(const char *path, int width, int height, int
     if (lines != 16 || !chunk_bytes || !chunk_data)
         return ck__fail(err, CK_STATUS_EINVAL, "%s: PXR24 chunks of %d scanlines (16 expected) or no chunk data",
                         path ? path : "EXR", lines);
+    for (int c = 0; !half && height > 0 && c < (height + lines - 1) / lines; c++)
+        if (chunk_bytes[c] <= 0)
+            return ck__fail(err, CK_STATUS_EINVAL, "%s: chunk %d is stored uncompressed but no halves were given",
+                            path ? path : "EXR", c);
     const ck__image_job job = {path,         width,       height,    channels, NULL, half, NULL, 16, CK_EXR_PXR24,
                                lines,        chunk_bytes, chunk_data};
     return write_exr(&job, err);

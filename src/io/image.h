@@ -84,7 +84,8 @@ ck_status ck_image_write_png_u8(const char *path, int width, int height, int cha
 /* A half-float PXR24 EXR whose chunks are already encoded (ck_passes with gpu_encode): chunk c holds
  * scanlines [c·lines, …) as a zlib stream of chunk_bytes[c] bytes at chunk_data (streams back to back),
  * or, when chunk_bytes[c] is 0, is stored uncompressed from `half` (h, w, C interleaved), which the format
- * allows when compression does not shrink a chunk. lines must be the format's 16. */
+ * allows when compression does not shrink a chunk (half may be NULL when no chunk is stored). lines must
+ * be the format's 16. */
 ck_status ck_image_write_exr_chunks(const char *path, int width, int height, int channels, const uint16_t *half,
                                     int lines, const int32_t *chunk_bytes, const uint8_t *chunk_data, ck_err *err);
 

@@ -613,8 +613,8 @@ static ck_status exr_encode(exr_writer *w, const char *tmp_path) {
 
 ck_status ck__exr_write(const char *tmp_path, const void *ctx, ck_err *err) {
     const ck__image_job *job = ctx;
-    CK_ASSERT(job && (job->f32 || job->f16) && job->channels >= 1 && job->channels <= 4);
-    CK_ASSERT(!job->lines || (job->f16 && job->comp == CK_EXR_PXR24));
+    CK_ASSERT(job && (job->f32 || job->f16 || job->lines) && job->channels >= 1 && job->channels <= 4);
+    CK_ASSERT(!job->lines || job->comp == CK_EXR_PXR24); /* f16 NULL: every chunk is encoded */
     CK_ASSERT(job->comp == CK_EXR_PXR24 || job->comp == CK_EXR_ZIP || job->comp == CK_EXR_NONE);
     exr_writer *w = calloc(1, sizeof *w);
     if (!w) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", job->path);

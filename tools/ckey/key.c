@@ -29,6 +29,8 @@ typedef struct key_run {
 #endif
     int    start, count, completed;
     double t1;
+    int    half_done;         /* frames completed at t_half (half the run), for the steady rate */
+    double t_half, t_last;    /* when half the frames, and the last frame, completed */
 } key_run;
 
 /* stdout carries NDJSON from several threads: one event per locked print */
@@ -186,13 +188,22 @@ static int frame_ordered(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
 #define frame_ordered NULL
 #endif
 
+/* The rate over the second half of the run, once memory is set up and every stage is busy (0 for short
+ * runs); fps covers the whole run. */
+static double steady_fps(const key_run *kr) {
+    const int n = kr->completed - kr->half_done;
+    return kr->count >= 8 && n > 0 && kr->t_last > kr->t_half ? n / (kr->t_last - kr->t_half) : 0.0;
+}
+
 /* Progress and events after each frame (serialized by the pipeline). */
 static void frame_done_report(void *user, const ck_pipe_frame *fr) {
     key_run        *kr = user;
     const key_opts *o  = kr->o;
     kr->completed++;
     if (fr->skipped) return;
-    const double el = now_s() - kr->t1, fps = kr->completed / (el > 0 ? el : 1e-9);
+    const double now = now_s(), el = now - kr->t1, fps = kr->completed / (el > 0 ? el : 1e-9);
+    if (!kr->half_done && 2 * kr->completed >= kr->count) kr->half_done = kr->completed, kr->t_half = now;
+    kr->t_last = now;
     const double eta = (kr->count - kr->completed) / (fps > 0 ? fps : 1e-9);
     if (o->json) {
         pthread_mutex_lock(&g_out_mu);
@@ -320,7 +331,7 @@ int run_key(key_opts o) {
     const char *vo = o.video_out ? o.video_out : vid ? "prores,h264" : "";
     key_run     kr = {&o, &imgs, &hints, seq, vid, stem1, vin, vhint,
                       {strstr(vo, "prores") != NULL, strstr(vo, "ffv1") != NULL, strstr(vo, "h264") != NULL},
-                      {NULL, NULL, NULL}, start, count, 0, now_s()};
+                      {NULL, NULL, NULL}, start, count, 0, now_s(), 0, 0.0, 0.0};
     if ((kr.want[0] || kr.want[1] || kr.want[2]) && (o.shard || o.skip_existing)) {
         if (o.video_out) fprintf(stderr, "ckey: warning: --video-out is ignored with --shard or --skip-existing\n");
         kr.want[0] = kr.want[1] = kr.want[2] = 0;
@@ -336,7 +347,7 @@ int run_key(key_opts o) {
     }
     const int ordered = kr.want[0] || kr.want[1] || kr.want[2];
 #else
-    key_run   kr      = {&o, &imgs, &hints, seq, vid, stem1, start, count, 0, now_s()};
+    key_run   kr      = {&o, &imgs, &hints, seq, vid, stem1, start, count, 0, now_s(), 0, 0.0, 0.0};
     int       rc      = 0;
     const int ordered = 0;
 #endif
@@ -363,11 +374,11 @@ int run_key(key_opts o) {
             printf("{\"event\": \"completed\", \"frames_written\": %d, \"skipped\": %d, \"seconds\": %.3f, "
                    "\"fps\": %.3f, \"workers\": %d, \"stage_ms_per_frame\": {\"read\": %.1f, \"network\": %.1f, "
                    "\"finish\": %.1f, \"write\": %.1f, \"ordered\": %.1f}, \"readers\": %d, "
-                   "\"postprocess_on_device\": %s, \"device_peak_mib\": %.1f}\n",
+                   "\"postprocess_on_device\": %s, \"device_peak_mib\": %.1f, \"steady_fps\": %.3f}\n",
                    ps.frames, ps.skipped, now_s() - t0, ps.frames / (ps.wall_s > 0 ? ps.wall_s : 1e-9), workers,
                    1e3 * ps.read_s / n, 1e3 * ps.network_s / n, 1e3 * ps.finish_s / n, 1e3 * ps.write_s / n,
                    1e3 * ps.ordered_s / n, readers, ck_ctx_postprocess_on_device(ctx) ? "true" : "false",
-                   ck_ctx_device_peak_bytes(ctx) / 1048576.0);
+                   ck_ctx_device_peak_bytes(ctx) / 1048576.0, steady_fps(&kr));
         if (!o.quiet) {
             fprintf(stderr, "ckey: keyed %d frame%s%s into %s\n", ps.frames, ps.frames == 1 ? "" : "s",
                     ps.skipped ? " (others already present, skipped)" : "", o.out);

@@ -285,8 +285,9 @@ int ck_pipe_default_workers(int device_encodes) {
 }
 
 int ck_pipe_default_readers(int device_encodes) {
+    (void)device_encodes;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int  r     = (int)(device_encodes ? cores * 3 / 4 : cores / 2);
+    int  r     = (int)(cores / 2);
     return r < 1 ? 1 : r > 16 ? 16 : r;
 }
 

@@ -74,9 +74,10 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
  * multi-threaded themselves), half when the device encodes the passes (writing is then mostly file
  * system work, which overlaps better across frames); at least 1, at most 8. */
 int ck_pipe_default_workers(int device_encodes);
-/* Default reader count for file sequences: half the cores (decoding a 4K frame is single-threaded and
- * costs about as much as compressing its passes), three quarters when the device encodes the passes
- * (writing is then little more than copying); at least 1, at most 16. */
+/* Default reader count for file sequences: half the cores (decoding a 4K frame is single-threaded; a
+ * 16-bit 4K PNG takes ~0.3 s with libdeflate; more readers than that only add slots, page-locked memory
+ * and contention: measured on 16 cores, 8 readers 11.6 fps against 12 readers 11.0); at least 1, at
+ * most 16. */
 int ck_pipe_default_readers(int device_encodes);
 
 #endif
