@@ -251,15 +251,17 @@ if has ab4k; then
     echo "== 4K end to end, this commit beside $(cat carry/OLD_COMMIT 2>/dev/null) (elapsed $(( $(date +%s) - start )) s)"
     [ -n "$old_pid" ] && { wait $old_pid; echo "old build rc=$?"; }
     make_clip4k ${FRAMES:-96}
+    echo "-- model alone and ck_key_passes on a 3840x2160 frame (S=2048 fp16)"
+    $B bench --checkpoint $ck --size 2048 --device cuda --runs 10 --warmup 3 --frame 3840x2160 | tail -1 | tee $OUT/4k_bench.json
     (vmstat -w -t 1 > $OUT/vmstat.log 2>&1 &) ; vm=$(pgrep -n vmstat)
     run_clip warmup Plate $c/out --frames 0-47
     for round in 1 2; do
         [ -x /tmp/old/build/ckey ] && B=/tmp/old/build/ckey run_clip old$round Plate $c/out
         run_clip new$round Plate $c/out
     done
-    run_clip new_r8 Plate $c/out --readers 8
-    run_clip new_w6r10 Plate $c/out --workers 6 --readers 10
-    run_clip new_host_encode Plate $c/out --no-gpu-encode
+    for cfg in ${AB_VARIANTS:-"r12:--readers 12" "r6:--readers 6" "w6:--workers 6" "w4:--workers 4"}; do
+        run_clip new_${cfg%%:*} Plate $c/out ${cfg#*:}
+    done
     kill $vm 2> /dev/null
     rm -rf $c
 fi
