@@ -3,8 +3,8 @@
 # on a random-weight Hiera-B+ at S = 512 and 2048, and ckey timings. Logs and results go to $OUT.
 # Usage (repository root, on the GPU machine): scripts/device/gpu_suite.sh [parity|profile|bench|check|final|all]
 # 4K end to end: final4k (device encoding, host comparisons, plate formats), scale (thread counts), shm
-# (outputs on tmpfs vs disk), ab4k (this commit beside an earlier one: carry/old.tgz); FRAMES=N sets the clip
-# length (default 96)
+# (outputs on tmpfs vs disk), ab4k (this commit beside an earlier one: carry/old.tgz), trace4k (CK_PIPE_TRACE
+# timelines); FRAMES=N sets the clip length (default 96)
 # check: parity at 512/2048 and the memory/time of the execution toggles at 512/1024/2048, plus a profile
 # (profile also runs the timings; TORCH_MODES=fp16ac,compile adds the PyTorch peers to them)
 set -uo pipefail
@@ -261,6 +261,18 @@ if has ab4k; then
     done
     for cfg in ${AB_VARIANTS:-"r12:--readers 12" "r6:--readers 6" "w6:--workers 6" "w4:--workers 4"}; do
         run_clip new_${cfg%%:*} Plate $c/out ${cfg#*:}
+    done
+    kill $vm 2> /dev/null
+    rm -rf $c
+fi
+
+if has trace4k; then
+    echo "== 4K end to end with the pipeline's per-frame trace (elapsed $(( $(date +%s) - start )) s)"
+    make_clip4k ${FRAMES:-96}
+    (vmstat -w -t 1 > $OUT/vmstat.log 2>&1 &) ; vm=$(pgrep -n vmstat)
+    run_clip warmup Plate $c/out --frames 0-47
+    for cfg in ${TRACE_VARIANTS:-"default:" "w4:--workers 4"}; do
+        CK_PIPE_TRACE=$OUT/trace_${cfg%%:*}.csv run_clip trace_${cfg%%:*} Plate $c/out ${cfg#*:}
     done
     kill $vm 2> /dev/null
     rm -rf $c

@@ -37,12 +37,34 @@ typedef struct frame_pipe {
     int                end;       /* frames ≥ end never come: the reader failed on frame `end` */
     char               err[1400];
     ck_pipe_stats      st;
+    double             t0;
+    double            *trace; /* (count, TR_N) seconds since t0 per frame and event; NULL unless CK_PIPE_TRACE */
 } frame_pipe;
+
+/* CK_PIPE_TRACE=file: when each frame entered and left each stage, as CSV (diagnosis of ramp-up and
+ * stalls; one row per frame, seconds since the pipeline started). */
+enum { TR_READ0, TR_READ1, TR_STAGED, TR_NET0, TR_NET1, TR_WRITE0, TR_WRITE1, TR_N };
 
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void trace(frame_pipe *p, int f, int ev) {
+    if (p->trace && f >= p->start && f < p->start + p->count) p->trace[(size_t)(f - p->start) * TR_N + ev] = now_s() - p->t0;
+}
+
+static void trace_write(const frame_pipe *p, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "frame,read0,read1,staged,net0,net1,write0,write1\n");
+    for (int i = 0; i < p->count; i++) {
+        fprintf(f, "%d", p->start + i);
+        for (int e = 0; e < TR_N; e++) fprintf(f, ",%.4f", p->trace[(size_t)i * TR_N + e]);
+        fputc('\n', f);
+    }
+    fclose(f);
 }
 
 static ck_pipe_frame *slot_of(frame_pipe *p, int f) { return &p->frames[(f - p->start) % p->depth]; }
@@ -169,6 +191,7 @@ static void *reader_main(void *arg) {
         fr->index    = f;
         char         msg[1024] = "";
         const double t0        = now_s();
+        trace(p, f, TR_READ0);
         if (!p->ops->read(p->ops->user, fr, msg, sizeof msg)) {
             /* an unreadable frame ends the run there: the frames before it still complete */
             release_frame(fr);
@@ -182,10 +205,12 @@ static void *reader_main(void *arg) {
             pthread_mutex_unlock(&p->mu);
             break;
         }
+        trace(p, f, TR_READ1);
         if (!fr->skipped) {
             fr->w = fr->rgb.width, fr->h = fr->rgb.height;
             stage_inputs(p, fr);
         }
+        trace(p, f, TR_STAGED);
         advance(p, f, SLOT_READ, &p->st.read_s, now_s() - t0);
     }
     return NULL;
@@ -244,11 +269,13 @@ static void *worker_main(void *arg) {
                 break;
             }
             const double t1 = now_s();
+            trace(p, f, TR_WRITE0);
             if (!p->ops->write(p->ops->user, fr, msg, sizeof msg)) {
                 fail(p, msg);
                 break;
             }
             tw = now_s() - t1;
+            trace(p, f, TR_WRITE1);
         }
         pthread_mutex_lock(&p->mu);
         p->st.finish_s += tf, p->st.write_s += tw;
@@ -316,6 +343,9 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     pthread_cond_init(&p.cv, NULL);
     pthread_mutex_init(&p.done_mu, NULL);
     const double t0 = now_s();
+    p.t0            = t0;
+    const char *trace_path = getenv("CK_PIPE_TRACE");
+    if (trace_path && *trace_path) p.trace = calloc((size_t)count * TR_N, sizeof *p.trace);
 
     int        net_done = 0;
     worker_arg wa       = {&p, &net_done};
@@ -336,10 +366,12 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
         double         tn = 0.0;
         if (!fr->skipped) {
             const double t1 = now_s();
+            trace(&p, f, TR_NET0);
             ck_status    st = on_device ? ck_key_passes(ctx, &fr->rgb, &fr->hint, &fr->passes)
                                         : ck_key_image_begin(ctx, &fr->rgb, &fr->hint, &fr->res);
             fr->encoded     = on_device && st == CK_OK;
             tn              = now_s() - t1;
+            trace(&p, f, TR_NET1);
             free_inputs(fr);
             if (st != CK_OK) {
                 char msg[1400];
@@ -370,6 +402,8 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
             ck_ctx_host_free(ctx, p.frames[i].in_block, sizeof(float) * p.frames[i].in_floats, p.frames[i].in_pinned);
     }
     p.st.wall_s = now_s() - t0;
+    if (p.trace) trace_write(&p, trace_path);
+    free(p.trace);
     if (stats) *stats = p.st;
     const int ok = !p.failed && p.end == start + count;
     if (!ok) snprintf(err, n, "%s", p.err);
