@@ -108,6 +108,8 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     atomic_init(&ctx->pinned_bytes, 0);
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     ctx->pinned_budget = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 4 : (size_t)1 << 32;
+    const char *pin_mb = getenv("CK_PINNED_MB"); /* override of the page-locked budget (diagnosis) */
+    if (pin_mb && *pin_mb) ctx->pinned_budget = (size_t)strtoull(pin_mb, NULL, 10) << 20;
     ck_params *pm = &ctx->params;
     if (pm->tile != 0) {
         if (pm->tile < 32 || pm->tile % 32 != 0 || pm->tile_overlap < 0 || pm->tile_overlap >= pm->tile)

@@ -274,6 +274,7 @@ if has trace4k; then
     for cfg in ${TRACE_VARIANTS:-"default:" "w4:--workers 4"}; do
         CK_PIPE_TRACE=$OUT/trace_${cfg%%:*}.csv run_clip trace_${cfg%%:*} Plate $c/out ${cfg#*:}
     done
+    CK_PINNED_MB=0 CK_PIPE_TRACE=$OUT/trace_nopin.csv run_clip trace_nopin Plate $c/out
     kill $vm 2> /dev/null
     rm -rf $c
 fi
