@@ -180,6 +180,16 @@ int       ck_ctx_encodes_on_device(const ck_ctx *ctx);
 ck_status ck_passes_from_result(const ck_result *res, ck_passes *out);
 /* Frees out's block (page-locked blocks through ctx, so before ck_ctx_free; ctx may be NULL otherwise). */
 void      ck_passes_free(ck_ctx *ctx, ck_passes *out);
+/* Sizes out for ck_key_passes on w × h frames of this context (as out->chunks_only asks; the encoded
+ * chunks by the last frame's size), so the keying thread then allocates nothing. Any thread, for
+ * passes no other thread is using: pipelines call it where frames are decoded, because page-locked
+ * memory is slow to allocate. Optional. */
+ck_status ck_passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h);
+
+/* Readies the device for frames (one forward on a blank input: kernels loaded, library plans chosen,
+ * the graph recorded), so that the first frame costs what the others do; pipelines call it while the
+ * first frames are being decoded. Nothing to do on the CPU backend. */
+ck_status ck_ctx_warmup(ck_ctx *ctx);
 
 /* Host memory for frames handed to this context: page-locked when the device offers it (CUDA: uploads
  * and downloads at full bus speed, no staging copy) and the context's page-locked total stays within a

@@ -106,6 +106,7 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     *out        = ctx;
     ctx->params = params ? *params : ck_params_default();
     atomic_init(&ctx->pinned_bytes, 0);
+    atomic_init(&ctx->enc_last_total, 0);
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     ctx->pinned_budget = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 4 : (size_t)1 << 32;
     const char *pin_mb = getenv("CK_PINNED_MB"); /* override of the page-locked budget (diagnosis) */
@@ -238,6 +239,19 @@ ck_status ck__ctx_compute(ck_ctx *ctx) {
     }
     if (!be->ext.graph_launch(be)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph launch failed");
     return CK_OK;
+}
+
+ck_status ck_ctx_warmup(ck_ctx *ctx) {
+    if (!ctx) return CK_STATUS_EINVAL;
+    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    if (ctx->be->device == CK_DEVICE_CPU) return CK_OK;
+    ck_tensor x = input_tensor(ctx);
+    memset(ctx->host_x, 0, sizeof(float) * (size_t)ck_tensor_numel(&x));
+    ck_status st = ck__ctx_upload(ctx);
+    if (st == CK_OK) st = ck__ctx_compute(ctx);
+    if (st == CK_OK) ctx->be->synchronize(ctx->be);
+    if (st != CK_OK) ctx->failed = 1;
+    return st;
 }
 
 ck_status ck__ctx_download(ck_ctx *ctx) {

@@ -50,6 +50,7 @@ struct ck_ctx {
     int64_t      *enc_seg_off, *enc_dst_off; /* (enc_n + 1) */
     int32_t      *enc_bytes;        /* (enc_n) */
     void         *enc_scratch;
+    atomic_size_t enc_last_total;  /* the last frame's encoded bytes: ck_passes_reserve sizes by it */
     atomic_size_t pinned_bytes;    /* page-locked host memory handed out (ck_ctx_host_alloc), any thread */
     size_t        pinned_budget;   /* at most a quarter of physical memory */
     int           graph_ready; /* forward captured as a CUDA graph */

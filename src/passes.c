@@ -167,6 +167,7 @@ static ck_status encode_on_device(ck_ctx *ctx, ck_passes *out) {
         total += (size_t)out->chunk_bytes[i];
     }
     if (chunks_reserve(ctx, out, n, n, total) != CK_OK) return CK_STATUS_EOOM;
+    atomic_store(&ctx->enc_last_total, total);
     be->download(be, out->chunk_data, ctx->enc_xf, total);
     out->exr_lines = ctx->enc_lines, out->exr_chunks = ctx->enc_chunks;
     return CK_OK;
@@ -298,6 +299,17 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
     ctx->enc_bytes = (int32_t *)(e + eoff[4]), ctx->enc_scratch = e + eoff[5];
     ctx->post_w = w, ctx->post_h = h, ctx->post_comp = comp;
     return CK_OK;
+}
+
+ck_status ck_passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h) {
+    if (!ctx || !out || w < 1 || h < 1) return CK_STATUS_EINVAL;
+    const int comp = ctx->params.comp != 0, encodes = ck_ctx_encodes_on_device(ctx);
+    if (!ck_ctx_postprocess_on_device(ctx)) return CK_OK; /* the host path sizes them itself */
+    ck_status st = passes_reserve(ctx, out, w, h, comp, !(out->chunks_only && encodes));
+    if (st != CK_OK || !encodes) return st;
+    /* streams: the last frame's total, else half the transformed bytes (noisy content shrinks ~2x) */
+    const size_t last = atomic_load(&ctx->enc_last_total), xf = 16 * (size_t)w * h;
+    return chunks_reserve(ctx, out, 3 * ((h + 15) / 16), 0, last ? last : xf / 2);
 }
 
 ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_passes *out) {

@@ -104,10 +104,13 @@ static void check_chunks_only(ck_ctx *enc, const ck_image *rgb, const ck_image *
     const int w = rgb->width, h = rgb->height, n = pe->exr_chunks;
     ck_passes pc = {0};
     pc.chunks_only = 1;
-    CHECK_MSG(ck_key_passes(enc, rgb, hint, &pc) == CK_OK, "%s", ck_ctx_last_error(enc));
+    /* sized ahead (as pipelines do on their reader threads): keying then allocates nothing */
+    CHECK(ck_passes_reserve(enc, &pc, w, h) == CK_OK && pc.block && pc.chunk_block && pc.comp && !pc.alpha);
     if (!pc.block) return;
+    void *blk = pc.block, *cblk = pc.chunk_block;
     memset(pc.block, 0xA5, pc.block_bytes);
     CHECK_MSG(ck_key_passes(enc, rgb, hint, &pc) == CK_OK, "%s", ck_ctx_last_error(enc));
+    CHECK_MSG(pc.block == blk && pc.chunk_block == cblk, "%dx%d: ck_key_passes kept the reserved blocks", w, h);
     CHECK(pc.exr_chunks == n && !memcmp(pc.chunk_bytes, pe->chunk_bytes, sizeof(int32_t) * 3 * n));
     size_t total = 0;
     for (int i = 0; i < 3 * n; i++) total += (size_t)pe->chunk_bytes[i];
@@ -164,6 +167,8 @@ int main(void) {
     test_path(ck, sizeof ck, "CK_FIXTURES", "tiny/s128/model.safetensors");
     ck_ctx *enc = open_ctx(ck, 1, 1), *dev = open_ctx(ck, 1, 0), *host = open_ctx(ck, 0, 0);
     if (!enc || !dev || !host) return 1;
+    /* warmed up (a forward on a blank input): every comparison below runs after it */
+    CHECK_MSG(ck_ctx_warmup(enc) == CK_OK && ck_ctx_warmup(host) == CK_OK, "%s", ck_ctx_last_error(enc));
     CHECK(ck_ctx_postprocess_on_device(enc) && !ck_ctx_postprocess_on_device(host));
     CHECK(ck_ctx_encodes_on_device(enc) == have_encoder && !ck_ctx_encodes_on_device(dev));
 

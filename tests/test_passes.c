@@ -54,6 +54,9 @@ int main(void) {
         }
         CHECK(!ck_ctx_postprocess_on_device(ctx));
         ck_passes   pv      = {0};
+        /* CPU: nothing to warm up, nothing to reserve ahead (the host path sizes the passes itself) */
+        CHECK(ck_ctx_warmup(ctx) == CK_OK && ck_passes_reserve(ctx, &pv, 200, 150) == CK_OK && !pv.block);
+        CHECK(ck_passes_reserve(ctx, &pv, 0, 150) == CK_STATUS_EINVAL);
         const int   sizes[3][2] = {{200, 150}, {97, 131}, {260, 190}};
         void       *first_block = NULL;
         for (int k = 0; k < 3; k++) {

@@ -257,9 +257,9 @@ if has ab4k; then
     run_clip warmup Plate $c/out --frames 0-47
     for round in 1 2; do
         [ -x /tmp/old/build/ckey ] && B=/tmp/old/build/ckey run_clip old$round Plate $c/out
-        run_clip new$round Plate $c/out
+        CK_PIPE_TRACE=$OUT/trace_new$round.csv run_clip new$round Plate $c/out
     done
-    for cfg in ${AB_VARIANTS:-"r12:--readers 12" "r6:--readers 6" "w6:--workers 6" "w4:--workers 4"}; do
+    for cfg in ${AB_VARIANTS:-"w4:--workers 4" "w8:--workers 8" "r6:--readers 6"}; do
         run_clip new_${cfg%%:*} Plate $c/out ${cfg#*:}
     done
     kill $vm 2> /dev/null

@@ -209,6 +209,9 @@ static void *reader_main(void *arg) {
         if (!fr->skipped) {
             fr->w = fr->rgb.width, fr->h = fr->rgb.height;
             stage_inputs(p, fr);
+            /* the slot's first frame: its page-locked output memory is allocated here, not on the
+             * network thread (allocation failures are left for ck_key_passes to report) */
+            ck_passes_reserve(p->ctx, &fr->passes, fr->w, fr->h);
         }
         trace(p, f, TR_STAGED);
         advance(p, f, SLOT_READ, &p->st.read_s, now_s() - t0);
@@ -307,7 +310,7 @@ static void *ordered_main(void *arg) {
 
 int ck_pipe_default_workers(int device_encodes) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int  w     = (int)(device_encodes ? cores / 2 : cores / 4);
+    int  w     = (int)(device_encodes ? cores * 3 / 8 : cores / 4);
     return w < 1 ? 1 : w > 8 ? 8 : w;
 }
 
@@ -358,8 +361,14 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     if (ops->ordered && nw && pthread_create(&ordered, NULL, ordered_main, &p) == 0) have_ordered = 1;
     if (!nr || !nw || (ops->ordered && !have_ordered)) fail(&p, "cannot start the pipeline's threads");
 
-    /* the network stage, on this thread: the context belongs to it */
+    /* the network stage, on this thread: the context belongs to it. The device warms up while the
+     * first frames are decoded (measured at 4K: the first frame took 0.7 s more than the others). */
     const int on_device = ck_ctx_postprocess_on_device(ctx);
+    if (count > 1 && !p.failed && ck_ctx_warmup(ctx) != CK_OK) {
+        char msg[1400];
+        snprintf(msg, sizeof msg, "preparing the device failed: %.1200s", ck_ctx_last_error(ctx));
+        fail(&p, msg);
+    }
     for (int f = start; f < start + count; f++) {
         if (!wait_for(&p, f, SLOT_READ)) break;
         ck_pipe_frame *fr = slot_of(&p, f);
