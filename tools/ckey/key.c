@@ -354,9 +354,9 @@ int run_key(key_opts o) {
     ck_pipe_ops   ops = {&kr, frame_read, frame_write, ordered ? frame_ordered : NULL, frame_done_report};
     ck_pipe_stats ps;
     char          perr[1024] = "";
-    const int     workers    = o.workers > 0 ? o.workers : ck_pipe_default_workers(ck_ctx_encodes_on_device(ctx));
+    const int     workers    = o.workers > 0 ? o.workers : ck_pipe_default_workers();
     /* file sequences decode in parallel (a 16-bit 4K PNG takes over half a second); video is sequential */
-    const int readers = vid ? 1 : o.readers > 0 ? o.readers : ck_pipe_default_readers(ck_ctx_encodes_on_device(ctx));
+    const int readers = vid ? 1 : o.readers > 0 ? o.readers : ck_pipe_default_readers();
     if (rc == 0 && !ck_pipe_run(ctx, start, count, readers, workers, &ops, &ps, perr, sizeof perr)) {
         fprintf(stderr, "ckey: %s\n", perr);
         rc = EXIT_RUNTIME;

@@ -308,16 +308,15 @@ static void *ordered_main(void *arg) {
     return NULL;
 }
 
-int ck_pipe_default_workers(int device_encodes) {
+int ck_pipe_default_workers(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int  w     = (int)(device_encodes ? cores * 3 / 8 : cores / 4);
+    int  w     = (int)(cores / 4);
     return w < 1 ? 1 : w > 8 ? 8 : w;
 }
 
-int ck_pipe_default_readers(int device_encodes) {
-    (void)device_encodes;
+int ck_pipe_default_readers(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int  r     = (int)(cores / 2);
+    int  r     = (int)(cores * 3 / 8);
     return r < 1 ? 1 : r > 16 ? 16 : r;
 }
 

@@ -70,15 +70,14 @@ int ck_pipe_in_block(const ck_pipe_frame *fr, const float *p);
 int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, const ck_pipe_ops *ops,
                 ck_pipe_stats *stats, char *err, size_t n);
 
-/* Default worker count for this machine: a quarter of the cores (post-processing and compression are
- * multi-threaded themselves), three eighths when the device encodes the passes (writing is then file
- * system work and the comp's PNG, ~0.23 s a 4K frame: 6 workers keep up with 17 fps; every worker adds
- * a slot of page-locked memory); at least 1, at most 8. */
-int ck_pipe_default_workers(int device_encodes);
-/* Default reader count for file sequences: half the cores (decoding a 4K frame is single-threaded; a
- * 16-bit 4K PNG takes ~0.3 s with libdeflate; more readers than that only add slots, page-locked memory
- * and contention: measured on 16 cores, 8 readers 11.6 fps against 12 readers 11.0); at least 1, at
- * most 16. */
-int ck_pipe_default_readers(int device_encodes);
+/* Default thread counts for this machine, a quarter of the cores for workers (1 to 8) and three eighths
+ * for readers (1 to 16): with the passes encoded on the GPU a 4K frame takes ~0.3 s to decode (16-bit PNG)
+ * and ~0.25 s to write, so 6 readers and 4 workers keep up with the GPU's 17 fps on 16 cores; every
+ * further thread adds a slot whose page-locked memory is slow to allocate (the run's first frames wait
+ * for it) and contends for memory bandwidth. Measured at 4K on 16 cores (whole 96-frame runs): 6 readers
+ * 10.7 fps, 4 workers 10.6, against 8 and 6 10.0 and 12 and 8 9.9 (docs/benchmarks). Without GPU
+ * encoding each worker compresses with a quarter of the cores' OpenMP threads. */
+int ck_pipe_default_workers(void);
+int ck_pipe_default_readers(void);
 
 #endif
