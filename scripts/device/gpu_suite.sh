@@ -259,7 +259,9 @@ if has ab4k; then
         [ -x /tmp/old/build/ckey ] && B=/tmp/old/build/ckey run_clip old$round Plate $c/out
         CK_PIPE_TRACE=$OUT/trace_new$round.csv run_clip new$round Plate $c/out
     done
-    for cfg in ${AB_VARIANTS:-"w4:--workers 4" "w8:--workers 8" "r6:--readers 6"}; do
+    # AB_VARIANTS: name:options entries separated by ';'
+    IFS=';' read -ra variants <<< "${AB_VARIANTS:-w4:--workers 4;w8:--workers 8;r6:--readers 6}"
+    for cfg in "${variants[@]}"; do
         run_clip new_${cfg%%:*} Plate $c/out ${cfg#*:}
     done
     kill $vm 2> /dev/null
