@@ -15,7 +15,8 @@ OUT=${OUT:-/tmp/ckey-out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/suite.log") 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv
-echo "commit $(git rev-parse --short HEAD 2>/dev/null || cat BUILD_COMMIT 2>/dev/null)  date $(date -u +%FT%TZ)"
+# the tree may be a copy with changes over its git HEAD: carry/BUILD_COMMIT names the commit when given
+echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)  date $(date -u +%FT%TZ)"
 start=$(date +%s)
 
 blas=""
