@@ -173,6 +173,12 @@ static ck_status encode_on_device(ck_ctx *ctx, ck_passes *out) {
     return CK_OK;
 }
 
+/* The device encodes frames of this width: a chunk of the widest pass (Processed, 4 halves, 16 lines)
+ * must fit one device segment, so frames wider than 8192 px are compressed by the writers on the host. */
+static int encodes_width(const ck_ctx *ctx, int w) {
+    return ck_ctx_encodes_on_device(ctx) && (int64_t)16 * 4 * 2 * w <= CK_DEFLATE_MAX_SEGMENT;
+}
+
 /* What the files need of the passes besides the encoded chunks (ck_passes.chunks_only): the comp, and
  * the rows of the chunks stored uncompressed, runs of neighbouring chunks in one transfer each. The
  * host block holds the halves only when some chunk is stored (rare: PXR24 shrinks image data). */
@@ -223,9 +229,7 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
     const size_t post_scratch = align256(be->ext.postprocess_scratch_bytes(S, w, h));
     /* encoding, after the post-processing (over its scratch): xf | dst | seg_off | dst_off | bytes | scratch */
     const int     lines = 16, chunks = (h + lines - 1) / lines, n = 3 * chunks;
-    /* a chunk of the widest pass (Processed, 4 halves) must fit one device segment: frames wider than
-     * 8192 px are compressed by the writers on the host */
-    const int     encode = ck_ctx_encodes_on_device(ctx) && (int64_t)lines * 4 * 2 * w <= CK_DEFLATE_MAX_SEGMENT;
+    const int     encode = encodes_width(ctx, w);
     const int64_t xf_bytes = 16 * (int64_t)w * h; /* Matte 2, FG 6, Processed 8 bytes per pixel */
     size_t        eoff[7] = {0}, enc = 0;
     if (encode) {
@@ -303,7 +307,7 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
 
 ck_status ck_passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h) {
     if (!ctx || !out || w < 1 || h < 1) return CK_STATUS_EINVAL;
-    const int comp = ctx->params.comp != 0, encodes = ck_ctx_encodes_on_device(ctx);
+    const int comp = ctx->params.comp != 0, encodes = encodes_width(ctx, w);
     if (!ck_ctx_postprocess_on_device(ctx)) return CK_OK; /* the host path sizes them itself */
     ck_status st = passes_reserve(ctx, out, w, h, comp, !(out->chunks_only && encodes));
     if (st != CK_OK || !encodes) return st;

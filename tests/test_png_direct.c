@@ -10,6 +10,7 @@
 
 #include <png.h>
 #include <stdint.h>
+#include <zlib.h>
 
 static char g_tmp[512];
 
@@ -186,6 +187,31 @@ static void test_damage(void) {
         st = ck_image_read(bad, &img, NULL, &err);
         CHECK_MSG(st == CK_STATUS_EFORMAT && strstr(err.msg, bad), "cut at %zu: st=%d %s", cut, st, err.msg);
     }
+
+    /* a chunk whose type is not four letters (CRC intact) after IHDR: libpng's to refuse */
+    const unsigned char odd[12] = {0, 0, 0, 0, 't', 'E', 5, 't', 0, 0, 0, 0};
+    memcpy(c, b, 33);
+    memcpy(c + 33, odd, 12);
+    const uLong crc = crc32(0L, odd + 4, 4);
+    c[41] = (unsigned char)(crc >> 24), c[42] = (unsigned char)(crc >> 16), c[43] = (unsigned char)(crc >> 8),
+    c[44] = (unsigned char)crc;
+    memcpy(c + 45, b + 33, n - 33);
+    spit(bad, c, n + 12);
+    CHECK(ck__png_read_direct(bad, &img, NULL, &depth) == 0 && img.data == NULL);
+    st = ck_image_read(bad, &img, NULL, &err);
+    CHECK_MSG(st == CK_STATUS_EFORMAT && strstr(err.msg, bad), "odd chunk type: st=%d %s", st, err.msg);
+
+    /* a header claiming far more rows than its data can inflate to: declined before anything is sized */
+    memcpy(c, b, n);
+    c[16] = 0, c[17] = 0, c[18] = 0x10, c[19] = 0;     /* width 4096 */
+    c[20] = 0, c[21] = 0, c[22] = 0x10, c[23] = 0;     /* height 4096 */
+    const uLong hcrc = crc32(0L, c + 12, 17);
+    c[29] = (unsigned char)(hcrc >> 24), c[30] = (unsigned char)(hcrc >> 16), c[31] = (unsigned char)(hcrc >> 8),
+    c[32] = (unsigned char)hcrc;
+    spit(bad, c, n);
+    CHECK(ck__png_read_direct(bad, &img, NULL, &depth) == 0 && img.data == NULL);
+    st = ck_image_read(bad, &img, NULL, &err);
+    CHECK_MSG(st == CK_STATUS_EFORMAT && strstr(err.msg, bad), "oversized header: st=%d %s", st, err.msg);
     free(c), free(b), free(s);
     remove(path), remove(bad);
 }

@@ -119,10 +119,25 @@ static int unfilter(uint8_t *row, const uint8_t *prior, size_t n, int bpp, int t
     }
 }
 
-int ck__png_read_direct(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth) {
-    png_buffers *b = thread_buffers();
-    size_t       n = 0;
-    if (!b || !read_file(path, b, &n)) return 0;
+/* Buffers past this size are dropped after each call: a huge one-off frame does not stay with its thread
+ * (a 16-bit RGBA 8K frame's are ~300 MB and kept). */
+#define KEEP_BYTES ((size_t)512 << 20)
+
+static void trim(png_buffers *b) {
+    if (b->file_cap > KEEP_BYTES) free(b->file), b->file = NULL, b->file_cap = 0;
+    if (b->rows_cap > KEEP_BYTES) free(b->rows), b->rows = NULL, b->rows_cap = 0;
+}
+
+/* Chunk types are four ASCII letters (anything else is a damaged file: libpng's to report). */
+static int chunk_type_ok(const uint8_t *t) {
+    for (int i = 0; i < 4; i++)
+        if (!((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z'))) return 0;
+    return 1;
+}
+
+static int read_direct(png_buffers *b, const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth) {
+    size_t n = 0;
+    if (!read_file(path, b, &n)) return 0;
     const uint8_t *f = b->file;
     /* IHDR must come first: 13 bytes of width, height, depth, colour type, methods, interlace */
     if (n < 8 + 25 || be32(f + 8) != 13 || memcmp(f + 12, "IHDR", 4) != 0) return 0;
@@ -145,6 +160,7 @@ int ck__png_read_direct(const char *path, ck_image *img, const ck__image_dst *ds
         const uint32_t len = be32(f + pos);
         const uint8_t *type = f + pos + 4;
         if (len > n - pos - 12) return 0;
+        if (!chunk_type_ok(type)) return 0;
         const int critical = !(type[0] & 0x20);
         if (critical && libdeflate_crc32(0, type, (size_t)len + 4) != be32(f + pos + 8 + len)) return 0;
         if (memcmp(type, "IDAT", 4) == 0) {
@@ -161,7 +177,9 @@ int ck__png_read_direct(const char *path, ck_image *img, const ck__image_dst *ds
         }
         pos += (size_t)len + 12;
     }
-    if (!seen_idat || !reserve(&b->rows, &b->rows_cap, raw_bytes)) return 0;
+    /* deflate expands at most 1032:1: a header claiming more than its data can hold is refused before
+     * its rows are allocated */
+    if (!seen_idat || raw_bytes / 1032 > idat_len || !reserve(&b->rows, &b->rows_cap, raw_bytes)) return 0;
     if (libdeflate_zlib_decompress(b->inflater, fw + idat_start, idat_len, b->rows, raw_bytes, NULL) !=
         LIBDEFLATE_SUCCESS)
         return 0; /* corrupt, short or with data left over: libpng reports it */
@@ -190,6 +208,14 @@ int ck__png_read_direct(const char *path, ck_image *img, const ck__image_dst *ds
     return 1;
 }
 
+int ck__png_read_direct(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth) {
+    png_buffers *b = thread_buffers();
+    if (!b) return 0;
+    const int ok = read_direct(b, path, img, dst, bit_depth);
+    trim(b);
+    return ok;
+}
+
 /* ---- write ---- */
 
 static void put32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v; }
@@ -210,9 +236,7 @@ static inline unsigned to_u16(float v) {
     return (unsigned)lrintf(v * 65535.0f); /* round half to even, like np.round */
 }
 
-ck_status ck__png_write_direct(const char *tmp_path, const ck__image_job *job, ck_err *err) {
-    png_buffers *b = thread_buffers();
-    if (!b) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", job->path);
+static ck_status write_direct(png_buffers *b, const char *tmp_path, const ck__image_job *job, ck_err *err) {
     if (!b->deflater) b->deflater = libdeflate_alloc_compressor(1);
     const int    C = job->channels, bits = job->bits, W = job->width, H = job->height;
     const size_t row_vals = (size_t)W * C, rowbytes = row_vals * (size_t)(bits / 8), raw = (rowbytes + 1) * H;
@@ -251,4 +275,12 @@ ck_status ck__png_write_direct(const char *tmp_path, const ck__image_job *job, c
     ok = !ferror(f) && ok;
     if (fclose(f) != 0) ok = 0;
     return ok ? CK_OK : ck__fail(err, CK_STATUS_EIO, "%s: write failed (disk full?)", job->path);
+}
+
+ck_status ck__png_write_direct(const char *tmp_path, const ck__image_job *job, ck_err *err) {
+    png_buffers *b = thread_buffers();
+    if (!b) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", job->path);
+    const ck_status st = write_direct(b, tmp_path, job, err);
+    trim(b);
+    return st;
 }
