@@ -2,7 +2,8 @@
 # The frame pipeline of `ckey key` (tools/ckey/pipeline.c): with 1, 3 and 5 post-processing/writing
 # workers and 1 or 6 readers a 12-frame sequence gives byte-identical passes; an unreadable frame in the middle ends the run
 # with exit 1 after every frame before it has been written completely, and leaves no temporary files;
-# --video-out from a sequence is named after its folder. Skips when this build cannot write EXR/PNG.
+# --video-out from a sequence is named after its folder; the completed event's steady_fps and the
+# CK_PIPE_TRACE timeline are filled. Skips when this build cannot write EXR/PNG.
 set -u
 fail=0
 check() { if eval "$1"; then echo "OK     $2"; else echo "NOT OK $2"; fail=1; fi; }
@@ -36,6 +37,10 @@ check "[ $rc -eq 0 ] && diff -r '$tmp/w1' '$tmp/opts' > /dev/null" "--no-gpu-pos
 key --out "$tmp/js" --workers 2 --json > "$tmp/js.out"; rc=$?
 steady=$(grep '"completed"' "$tmp/js.out" | grep -o '"steady_fps": [0-9.]*' | cut -d' ' -f2)
 check "[ $rc -eq 0 ] && awk 'BEGIN { exit !(${steady:-0} > 0) }'" "completed event: steady_fps ${steady:-missing} (> 0 for 12 frames)"
+CK_PIPE_TRACE="$tmp/trace.csv" key --out "$tmp/tr" --workers 2; rc=$?
+ordered=$(awk -F, 'NR > 1 && $2 <= $3 && $3 <= $4 && $5 <= $6 && $6 <= $7 && $7 <= $8 && $4 <= $5 { n++ } END { print n + 0 }' "$tmp/trace.csv" 2> /dev/null)
+check "[ $rc -eq 0 ] && [ \"\$(head -1 '$tmp/trace.csv')\" = frame,read0,read1,staged,net0,net1,write0,write1 ] && [ $ordered -eq 12 ]" \
+      "CK_PIPE_TRACE: 12 frames, each read, staged, keyed and written in order ($ordered)"
 key --out "$tmp/x" --readers 0 2> "$tmp/r0.err"; rc=$?
 check "[ $rc -eq 2 ] && grep -q -- '--readers' '$tmp/r0.err'" "--readers 0: usage error naming the option (exit $rc)"
 check "[ \$(ls '$tmp/w3/Matte' | wc -l) -eq 12 ]" "12 Matte files"
