@@ -9,6 +9,7 @@
 #ifndef CK_TENSOR_H
 #define CK_TENSOR_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -78,6 +79,13 @@ static inline uint8_t ck_f32_to_u8_trunc(float v) {
     if (!(v > 0.0f)) return 0;
     if (v > 1.0f) v = 1.0f;
     return (uint8_t)(v * 255.0f);
+}
+
+/* A 16-bit PNG sample: round(clip(v, 0, 1) * 65535), half to even like np.round; NaN -> 0. */
+static inline uint16_t ck_f32_to_u16_round(float v) {
+    if (!(v > 0.0f)) return 0;
+    if (v > 1.0f) v = 1.0f;
+    return (uint16_t)lrintf(v * 65535.0f);
 }
 
 #endif

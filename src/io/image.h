@@ -125,6 +125,8 @@ ck_status ck__png_read(const char *path, ck_image *img, const ck__image_dst *dst
 int       ck__png_read_direct(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth);
 ck_status ck__png_write(const char *tmp_path, const void *job, ck_err *err);
 ck_status ck__png_write_direct(const char *tmp_path, const ck__image_job *job, ck_err *err);
+/* PNG samples (8-bit, or 16-bit big-endian) to floats: v / 255 or v / 65535 in float32 (image_png.c). */
+void      ck__png_samples_to_float(float *dst, const unsigned char *src, size_t n, int depth);
 ck_status ck__jpeg_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
 ck_status ck__exr_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
 ck_status ck__exr_write(const char *tmp_path, const void *job, ck_err *err);

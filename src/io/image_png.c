@@ -48,7 +48,7 @@ static void on_png_warning(png_structp png, png_const_charp msg) {
 
 /* ---- read ---- */
 
-static void samples_to_float(float *dst, const unsigned char *src, size_t n, int depth) {
+void ck__png_samples_to_float(float *dst, const unsigned char *src, size_t n, int depth) {
     if (depth == 8) {
         /* float32 division, as numpy's uint8.astype(float32) / 255.0 */
         for (size_t i = 0; i < n; i++) dst[i] = (float)src[i] / 255.0f;
@@ -100,7 +100,7 @@ static ck_status png_decode(png_io *io, ck_image *img, int *bit_depth) {
         if (!io->pix) return ck__fail(io->err, CK_STATUS_EOOM, "%s: cannot allocate a PNG row", io->path);
         for (png_uint_32 y = 0; y < h; y++) {
             png_read_row(io->png, io->pix, NULL);
-            samples_to_float(img->data + (size_t)y * row_vals, io->pix, row_vals, outdepth);
+            ck__png_samples_to_float(img->data + (size_t)y * row_vals, io->pix, row_vals, outdepth);
         }
     } else { /* Adam7: libpng assembles the passes in a full image */
         size_t total, nrows;
@@ -112,7 +112,7 @@ static ck_status png_decode(png_io *io, ck_image *img, int *bit_depth) {
             return ck__fail(io->err, CK_STATUS_EOOM, "%s: cannot allocate %zu bytes for PNG rows", io->path, total);
         for (png_uint_32 y = 0; y < h; y++) io->rows[y] = io->pix + (size_t)y * rowbytes;
         png_read_image(io->png, io->rows);
-        samples_to_float(img->data, io->pix, row_vals * h, outdepth);
+        ck__png_samples_to_float(img->data, io->pix, row_vals * h, outdepth);
     }
     /* also validates the trailing chunks: a file cut after the last IDAT fails here, as in cv2 */
     png_read_end(io->png, NULL);
@@ -145,12 +145,6 @@ ck_status ck__png_read(const char *path, ck_image *img, const ck__image_dst *dst
 
 /* ---- write ---- */
 
-static inline unsigned to_u16(float v) {
-    if (!(v > 0.0f)) return 0;
-    if (v > 1.0f) v = 1.0f;
-    return (unsigned)lrintf(v * 65535.0f); /* round half to even, like np.round */
-}
-
 static ck_status png_encode(png_io *io, const ck__image_job *img, int bits) {
     if (setjmp(png_jmpbuf(io->png)))
         return ck__fail(io->err, CK_STATUS_EIO, "%s: cannot write PNG: %s", io->path, io->msg);
@@ -179,7 +173,7 @@ static ck_status png_encode(png_io *io, const ck__image_job *img, int bits) {
             for (size_t i = 0; i < row_vals; i++) io->pix[i] = ck_f32_to_u8_trunc(src[i]);
         } else {
             for (size_t i = 0; i < row_vals; i++) {
-                unsigned v          = to_u16(src[i]);
+                unsigned v          = ck_f32_to_u16_round(src[i]);
                 io->pix[2 * i]     = (unsigned char)(v >> 8);
                 io->pix[2 * i + 1] = (unsigned char)(v & 0xff);
             }

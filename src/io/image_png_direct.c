@@ -22,7 +22,6 @@
 
 #include <errno.h>
 #include <libdeflate.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -196,12 +195,7 @@ static int read_direct(png_buffers *b, const char *path, ck_image *img, const ck
             ck__image_drop(img, dst);
             return 0;
         }
-        float *out = img->data + (size_t)y * row_vals;
-        if (depth == 8)
-            for (size_t i = 0; i < row_vals; i++) out[i] = (float)row[1 + i] / 255.0f;
-        else
-            for (size_t i = 0; i < row_vals; i++)
-                out[i] = (float)((unsigned)row[1 + 2 * i] << 8 | row[2 + 2 * i]) / 65535.0f;
+        ck__png_samples_to_float(img->data + (size_t)y * row_vals, row + 1, row_vals, depth);
         prior = row + 1;
     }
     *bit_depth = depth;
@@ -230,12 +224,6 @@ static int put_chunk(FILE *f, const char *type, const uint8_t *data, size_t n) {
     return fwrite(head, 1, 8, f) == 8 && (n == 0 || fwrite(data, 1, n, f) == n) && fwrite(tail, 1, 4, f) == 4;
 }
 
-static inline unsigned to_u16(float v) {
-    if (!(v > 0.0f)) return 0;
-    if (v > 1.0f) v = 1.0f;
-    return (unsigned)lrintf(v * 65535.0f); /* round half to even, like np.round */
-}
-
 static ck_status write_direct(png_buffers *b, const char *tmp_path, const ck__image_job *job, ck_err *err) {
     if (!b->deflater) b->deflater = libdeflate_alloc_compressor(1);
     const int    C = job->channels, bits = job->bits, W = job->width, H = job->height;
@@ -254,7 +242,7 @@ static ck_status write_direct(png_buffers *b, const char *tmp_path, const ck__im
             for (size_t i = 0; i < row_vals; i++) px[i] = ck_f32_to_u8_trunc(job->f32[(size_t)y * row_vals + i]);
         else
             for (size_t i = 0; i < row_vals; i++) {
-                const unsigned v = to_u16(job->f32[(size_t)y * row_vals + i]);
+                const unsigned v = ck_f32_to_u16_round(job->f32[(size_t)y * row_vals + i]);
                 px[2 * i] = (uint8_t)(v >> 8), px[2 * i + 1] = (uint8_t)v;
             }
         for (size_t i = rowbytes; i-- > (size_t)bpp;) px[i] = (uint8_t)(px[i] - px[i - bpp]);

@@ -25,8 +25,8 @@ const char *ck_cli_device_name(const ck_ctx *ctx);
 double      ck_cli_median(double *v, int n);
 double      ck_cli_p95(double *v, int n);
 
-/* Writes s as a JSON string literal (quotes and backslashes escaped, control characters as \uXXXX);
- * NULL writes "". For --json events and reports. */
+/* Writes s as a JSON string literal (quotes and backslashes escaped, control characters as \u escapes
+ * of four hex digits); NULL writes "". For --json events and reports. */
 static inline void ck_cli_json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (; s && *s; s++) {
