@@ -12,6 +12,7 @@
 #include "core/tensor.h"
 #include "harness.h"
 #include "cuda_test.h"
+#include "pxr24_ref.h"
 #include "io/image.h"
 
 #include <math.h>
@@ -56,7 +57,6 @@ static int ulps(uint16_t a, uint16_t b) { return a > b ? a - b : b - a; }
 
 /* every chunk of pass p: inflates to its PXR24 transform, or is marked stored */
 static void check_chunks(const ck_passes *pv, int p, int C, const uint16_t *half) {
-    static const int order[5][4] = {{0}, {0}, {1, 0}, {2, 1, 0}, {3, 2, 1, 0}};
     const int        W = pv->width, H = pv->height, L = pv->exr_lines;
     size_t           ofs = 0;
     for (int q = 0; q < p; q++)
@@ -65,17 +65,8 @@ static void check_chunks(const ck_passes *pv, int p, int C, const uint16_t *half
     int      bad = 0, stored = 0;
     size_t   total = 0, raw = 0;
     for (int c = 0; c < pv->exr_chunks; c++) {
-        const int rows = H - c * L < L ? H - c * L : L;
-        uint8_t  *w    = want;
-        for (int y = c * L; y < c * L + rows; y++)
-            for (int k = 0; k < C; k++, w += 2 * W) {
-                unsigned prev = 0;
-                for (int x = 0; x < W; x++) {
-                    const unsigned v = half[((size_t)y * W + x) * C + order[C][k]], d = (v - prev) & 0xffffu;
-                    prev = v, w[x] = (uint8_t)(d >> 8), w[W + x] = (uint8_t)d;
-                }
-            }
-        const size_t  n     = (size_t)(w - want);
+        const int     rows  = H - c * L < L ? H - c * L : L;
+        const size_t  n     = pxr24_ref_chunk(half, W, C, c * L, rows, want);
         const int32_t bytes = pv->chunk_bytes[(size_t)p * pv->exr_chunks + c];
         raw += n;
         if (bytes == 0) {

@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "pxr24_ref.h"
 
 #include "core/tensor.h"
 
@@ -761,7 +762,6 @@ static void test_sample_writers(void) {
 /* Pre-encoded PXR24 chunks (the device encoder's output) written as given: transformed and deflated
  * here with zlib, every third chunk stored uncompressed; the file reads back as the halves. */
 static void test_exr_given_chunks(void) {
-    static const int order[5][4] = {{0}, {0}, {1, 0}, {2, 1, 0}, {3, 2, 1, 0}};
     for (int C = 1, all = 0; C <= 4; C += all, all = !all) { /* all: every chunk encoded, no halves given */
         const int W = 301, H = 70, L = 16, nch = (H + L - 1) / L;
         ck_image  img = make_image(W, H, C);
@@ -772,18 +772,10 @@ static void test_exr_given_chunks(void) {
         int32_t *bytes = calloc((size_t)nch, sizeof *bytes);
         uint8_t *data = malloc(2 * N + 1024), *xf = malloc((size_t)L * W * C * 2), *p = data;
         for (int c = 0; c < nch; c++) {
-            const int rows = H - c * L < L ? H - c * L : L;
-            uint8_t  *q    = xf;
-            for (int y = c * L; y < c * L + rows; y++)
-                for (int k = 0; k < C; k++, q += 2 * W) {
-                    unsigned prev = 0;
-                    for (int x = 0; x < W; x++) {
-                        const unsigned v = half[((size_t)y * W + x) * C + order[C][k]], d = (v - prev) & 0xffffu;
-                        prev = v, q[x] = (uint8_t)(d >> 8), q[W + x] = (uint8_t)d;
-                    }
-                }
-            uLongf cap = (uLongf)(2 * N + 1024 - (size_t)(p - data));
-            if ((all || c % 3 != 2) && compress2(p, &cap, xf, (uLong)(q - xf), 1) == Z_OK && cap < (uLongf)(q - xf)) {
+            const int    rows = H - c * L < L ? H - c * L : L;
+            const size_t nxf  = pxr24_ref_chunk(half, W, C, c * L, rows, xf);
+            uLongf       cap  = (uLongf)(2 * N + 1024 - (size_t)(p - data));
+            if ((all || c % 3 != 2) && compress2(p, &cap, xf, (uLong)nxf, 1) == Z_OK && cap < (uLongf)nxf) {
                 bytes[c] = (int32_t)cap;
                 p += cap;
             }
