@@ -100,7 +100,9 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
         return 1;
     }
     int ok = 1;
-    if (!rgb.data) ok = read_plate(ipath, o->p.input_is_linear, fr->in_block, fr->in_floats / 4 * 3, &rgb, &err) == CK_OK;
+    /* the plate may fill three quarters of the block, so that a hint of its size fits after it */
+    if (!rgb.data)
+        ok = read_plate(ipath, o->p.input_is_linear, fr->in_block, fr->in_floats / 4 * 3, &rgb, &err) == CK_OK;
     /* the hint's place in the block, right after the plate */
     const size_t px        = (size_t)rgb.width * rgb.height;
     float       *hint_buf  = ok && rgb.data == fr->in_block ? fr->in_block + 3 * px : NULL;

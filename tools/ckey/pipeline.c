@@ -52,7 +52,8 @@ static double now_s(void) {
 }
 
 static void trace(frame_pipe *p, int f, int ev) {
-    if (p->trace && f >= p->start && f < p->start + p->count) p->trace[(size_t)(f - p->start) * TR_N + ev] = now_s() - p->t0;
+    if (p->trace && f >= p->start && f < p->start + p->count)
+        p->trace[(size_t)(f - p->start) * TR_N + ev] = now_s() - p->t0;
 }
 
 static void trace_write(const frame_pipe *p, const char *path) {
