@@ -47,7 +47,7 @@ static void usage_bench(FILE *f) {
             "usage: ckey bench [--checkpoint FILE] [--size N] [--warmup N] [--runs N] [--device cpu|cuda|auto]\n"
             "                  [--precision fp32|bf16|fp16] [--sdpa 0|1] [--pad64 0|1] [--compile 0|1]\n"
             "                  [--stage-gc 0|1] [--slim 0|1] [--threads N] [--head-dim N] [--dump FILE.npy]\n"
-            "                  [--profile 0|1] [--frame WxH]\n"
+            "                  [--profile 0|1] [--frame WxH] [--input X.npy] [--dump-intermediates DIR]\n"
             "       ckey bench --sweep ablation|key|full|isolate [--resolution N ...] [--tiled T/O ...]\n"
             "                  [--toggles LIST] [--half fp16|bf16] [--md FILE] [--json FILE|-] [other options]\n"
             "\n"
@@ -63,7 +63,10 @@ static void usage_bench(FILE *f) {
             "a per-op time table (stderr) from extra synchronized runs without a CUDA graph. --frame WxH adds\n"
             "frame_median_ms: ck_key_passes on a synthetic WxH plate (upload, pre-processing, forward,\n"
             "post-processing, download of every pass; inputs in page-locked memory, and again in ordinary\n"
-            "memory: frame_pageable_inputs_median_ms).\n"
+            "memory: frame_pageable_inputs_median_ms). --input X.npy runs the network on a given pre-processed\n"
+            "input (S, S, 4 float32: normalized RGB and hint, NHWC) instead of the built-in smooth one;\n"
+            "--dump-intermediates DIR (implies --slim 0) writes f1..f4, logits, logits_up and delta_raw of the\n"
+            "last run as float32 .npy files (NHWC) into DIR, for precision studies against a reference.\n"
             "\n"
             "Sweeps (the seed benchmarks' definitions): toggles slim (no kept intermediates), stage_gc,\n"
             "sdpa (fused attention), bf16 (16-bit activations vs fp32), fused_decode, gpu_preprocess,\n"
@@ -116,6 +119,8 @@ static int flag01(const char *opt, const char *v, int *out) {
 
 typedef struct bench_opts {
     const char   *ckpt, *dump, *md, *json;
+    const char   *input;      /* --input: the network input (S, S, 4) float32 .npy instead of the built-in one */
+    const char   *dump_inter; /* --dump-intermediates: folder for f1..f4, logits, logits_up, delta_raw */
     ck_params     p;
     int           warmup, runs, profile, size_set;
     int           sweep_set;
@@ -163,6 +168,49 @@ static double time_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint
     return ck_cli_median(t, runs);
 }
 
+/* --input: a (S, S, 4) float .npy (the network's pre-processed input) into x. */
+static int read_input(const char *path, int S, float *x) {
+    ck_err err = {{0}};
+    ck_npy a   = {0};
+    if (ck_npy_read(path, &a, &err) != CK_OK) return 0; /* the reader has logged the message */
+    const int ok = a.ndim == 3 && a.shape[0] == S && a.shape[1] == S && a.shape[2] == 4;
+    if (ok) memcpy(x, a.data, sizeof(float) * (size_t)S * S * 4);
+    else fprintf(stderr, "ckey: %s: expected a (%d, %d, 4) array for --size %d\n", path, S, S, S);
+    ck_npy_free(&a);
+    return ok;
+}
+
+/* --dump-intermediates: the kept tensors of the last forward as float32 .npy files (NHWC). */
+static int dump_intermediates(ck_ctx *ctx, const char *dir) {
+    const ck_model_out *m        = &ctx->last;
+    const ck_tensor    *t[7]     = {&m->f[0], &m->f[1], &m->f[2], &m->f[3], &m->logits, &m->logits_up, &m->delta_raw};
+    static const char  *name[7]  = {"f1", "f2", "f3", "f4", "logits", "logits_up", "delta_raw"};
+    for (int i = 0; i < 7; i++) {
+        if (!t[i]->data) continue; /* not kept (no refiner, say) */
+        const size_t n   = (size_t)ck_tensor_numel(t[i]);
+        float       *out = malloc(n * sizeof(float));
+        void        *raw = malloc(ck_tensor_nbytes(t[i]));
+        if (!out || !raw) {
+            fprintf(stderr, "ckey: out of memory for %s\n", name[i]);
+            free(out), free(raw);
+            return 0;
+        }
+        ctx->be->download(ctx->be, raw, t[i]->data, ck_tensor_nbytes(t[i]));
+        for (size_t k = 0; k < n; k++) {
+            if (t[i]->dtype == CK_DTYPE_BF16) out[k] = ck_bf16_to_f32(((const uint16_t *)raw)[k]);
+            else if (t[i]->dtype == CK_DTYPE_F16) out[k] = ck_f16_to_f32(((const uint16_t *)raw)[k]);
+            else out[k] = ((const float *)raw)[k];
+        }
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.npy", dir, name[i]);
+        ck_err    err = {{0}};
+        ck_status st  = ck_npy_write(path, out, t[i]->ndim, t[i]->shape, &err);
+        free(out), free(raw);
+        if (st != CK_OK) return 0; /* logged by the writer */
+    }
+    return 1;
+}
+
 /* ---- single configuration (the original mode; scripts parse its JSON line) ---- */
 
 static int bench_single(const bench_opts *o) {
@@ -180,11 +228,14 @@ static int bench_single(const bench_opts *o) {
         fprintf(stderr, "ckey: out of memory\n");
         return 1;
     }
-    /* smooth structured input (not zeros: zeros can run faster than real data) */
-    for (int y = 0; y < S; y++)
-        for (int xx = 0; xx < S; xx++)
-            for (int c = 0; c < 4; c++)
-                x[((size_t)y * S + xx) * 4 + c] = (float)(sin(0.013 * (xx + 1) * (c + 1)) * cos(0.021 * y) * 1.5);
+    if (o->input) {
+        if (!read_input(o->input, S, x)) return 1;
+    } else { /* smooth structured input (not zeros: zeros can run faster than real data) */
+        for (int y = 0; y < S; y++)
+            for (int xx = 0; xx < S; xx++)
+                for (int c = 0; c < 4; c++)
+                    x[((size_t)y * S + xx) * 4 + c] = (float)(sin(0.013 * (xx + 1) * (c + 1)) * cos(0.021 * y) * 1.5);
+    }
     double t0 = now_ms();
     if (ck_run_network(ctx, x, alpha, NULL) != CK_OK) {
         fprintf(stderr, "ckey: bench: %s\n", ck_ctx_last_error(ctx));
@@ -242,6 +293,7 @@ static int bench_single(const bench_opts *o) {
         const int64_t shape[3] = {S, S, 4};
         if (ck_npy_write(o->dump, ctx->host_out, 3, shape, &err) != CK_OK) return 1;
     }
+    if (o->dump_inter && !dump_intermediates(ctx, o->dump_inter)) return 1;
     free(e2e);
     free(x);
     free(alpha);
@@ -688,6 +740,10 @@ int ck_cli_bench(int argc, char **argv) {
             o.p.keep_intermediates = !slim;
         } else if (!strcmp(a, "--dump")) {
             o.dump = v;
+        } else if (!strcmp(a, "--input")) {
+            o.input = v;
+        } else if (!strcmp(a, "--dump-intermediates")) {
+            o.dump_inter = v, o.p.keep_intermediates = 1;
         } else if (!strcmp(a, "--frame")) {
             if (sscanf(v ? v : "", "%dx%d", &o.frame_w, &o.frame_h) != 2 || o.frame_w < 1 || o.frame_h < 1 ||
                 o.frame_w > 16384 || o.frame_h > 16384) {
@@ -731,8 +787,9 @@ int ck_cli_bench(int argc, char **argv) {
         }
         return bench_single(&o);
     }
-    if (o.dump || o.profile) {
-        fprintf(stderr, "ckey: --dump and --profile are single-configuration options (not with --sweep)\n");
+    if (o.dump || o.profile || o.input || o.dump_inter) {
+        fprintf(stderr, "ckey: --dump, --dump-intermediates, --input and --profile are single-configuration options "
+                        "(not with --sweep)\n");
         return 2;
     }
     if (!o.n_res) o.res[o.n_res++] = o.size_set ? o.p.size : 512;

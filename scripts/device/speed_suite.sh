@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# GPU machine: the network's speed and 16-bit precision at 512/1024/2048, in one call.
+# Usage (repository root, on the GPU machine): scripts/device/speed_suite.sh MODE [MODE...]
+#   accuracy  tools/reference/accuracy_gate.py: ckey fp16/bf16 against a float64 run of the reference model,
+#             beside PyTorch's fp16-weights and bf16-autocast runs (ACC_SIZES, ACC_ARGS add options)
+#   profile   ckey bench --profile 1 (per-op table, synchronized) and the graph timing at each of SIZES
+#   kernels   per-kernel device times of one forward at S = 2048 (ncu, gpu__time_duration), summed by kernel
+#   attn      dev/cuda attention bench (ATTN_ARGS, default: fp16 at 2048)
+#   peer      the side-by-side table: ckey fp16 and torch_greenformer.py (PEER_MODES) in this call
+#   tests     the GPU test programs
+# Logs go to $OUT. carry/deps holds unpacked Debian packages where the machine lacks OpenBLAS or OpenEXR.
+set -uo pipefail
+OUT=${OUT:-/tmp/ckey-out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/speed.log") 2>&1
+modes=" $* "
+has() { [[ "$modes" == *" $1 "* ]]; }
+SIZES=${SIZES:-512 1024 2048}
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
+echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)  date $(date -u +%FT%TZ)"
+start=$(date +%s)
+
+opts=""
+if [ -d carry/deps ]; then
+    opts="-DCK_BLAS_ROOT=$PWD/carry/deps -DCK_EXR_ROOT=$PWD/carry/deps"
+    export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+fi
+targets="--target ckey"
+has tests && targets=""
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $opts > "$OUT/cmake.log" 2>&1 ||
+    { tail -30 "$OUT/cmake.log"; exit 1; }
+cmake --build build -j16 $targets > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -30; exit 1; }
+echo "build: $(( $(date +%s) - start )) s"
+B=build/ckey
+
+if has tests; then
+    for t in ${GPU_TESTS:-test_cuda_ops test_cuda_model test_cuda_preprocess test_cuda_postprocess test_cuda_passes test_cuda_deflate}; do
+        (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp ./tests/$t > "$OUT/$t.log" 2>&1; echo "$t rc=$?")
+        grep -E "NOT OK|SKIP|FAIL" "$OUT/$t.log" | head -10
+        tail -1 "$OUT/$t.log"
+    done
+fi
+
+if has attn; then
+    echo "== attention bench (elapsed $(( $(date +%s) - start )) s)"
+    make -C dev/cuda attn_bench > "$OUT/attn_build.log" 2>&1 || tail -20 "$OUT/attn_build.log"
+    OUT=$OUT timeout 200 ./dev/cuda/attn_bench ${ATTN_ARGS:---dtype fp16 --size 2048} > "$OUT/attn_bench.log" 2>&1
+    echo "attn rc=$?"; tail -40 "$OUT/attn_bench.log"
+fi
+
+if has accuracy; then
+    echo "== accuracy gate (elapsed $(( $(date +%s) - start )) s)"
+    PYTHONUNBUFFERED=1 timeout 400 python3 tools/reference/accuracy_gate.py --ckey $B --sizes ${ACC_SIZES:-512,1024,2048} \
+        --out /tmp/acc ${ACC_ARGS:-} > "$OUT/accuracy.log" 2>&1
+    echo "accuracy rc=$?"; cp /tmp/acc/accuracy.json "$OUT/" 2>/dev/null; tail -60 "$OUT/accuracy.log"
+fi
+
+if has profile; then
+    echo "== profiles (elapsed $(( $(date +%s) - start )) s)"
+    for S in $SIZES; do
+        $B bench --size $S --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null | tee -a "$OUT/bench.jsonl"
+        $B bench --size $S --device cuda --precision fp16 --runs 5 --warmup 1 --profile 1 > /dev/null 2> "$OUT/profile_$S.log"
+        grep -v "^ckey: info" "$OUT/profile_$S.log" | head -40
+    done
+fi
+
+if has kernels; then
+    echo "== per-kernel times at 2048 (ncu; elapsed $(( $(date +%s) - start )) s)"
+    timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu_2048.csv" \
+        $B bench --size 2048 --device cuda --precision fp16 --runs 2 --warmup 0 --compile 0 > /dev/null 2>&1
+    echo "ncu rc=$?"
+    python3 tools/bench/ncu_summary.py "$OUT/ncu_2048.csv" --order "$OUT/kernels_2048_order.txt" | tee "$OUT/kernels_2048.md"
+fi
+
+if has peer; then
+    echo "== side by side (elapsed $(( $(date +%s) - start )) s)"
+    for S in $SIZES; do
+        $B bench --size $S --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null | tee -a "$OUT/peer_ckey.jsonl"
+    done
+    [ -f ../shared/peer/torch_greenformer.py ] && P=../shared/peer/torch_greenformer.py || P=carry/torch_greenformer.py
+    PYTHONUNBUFFERED=1 timeout 480 python3 $P ${PEER_SIZES:-512,1024,2048} ${PEER_MODES:-half,compile-half:default} 2>&1 |
+        grep -v Warning | tee "$OUT/peer.log" | tail -12
+fi
+echo "done in $(( $(date +%s) - start )) s"
