@@ -81,11 +81,11 @@ static void cuda_free(ck_backend *be, void *ptr) {
     ck_cuda *cu = ck_cuda_of(be);
     if (!ptr) return;
     CK_ASSERT(!cu->capturing);
-    /* first the conv copies made from this block (they are freed through here too, which reorders
+    /* first the derived copies made from this block (they are freed through here too, which reorders
      * the table, so the block is looked up again afterwards) */
     for (int i = 0; i < cu->n_allocs; i++) {
         if (cu->allocs[i].ptr != ptr) continue;
-        ck__conv_cudnn_invalidate(be, ptr, cu->allocs[i].bytes);
+        ck__derived_invalidate(be, ptr, cu->allocs[i].bytes);
         break;
     }
     for (int i = 0; i < cu->n_allocs; i++) {
@@ -103,7 +103,7 @@ static void cuda_free(ck_backend *be, void *ptr) {
 static void cuda_upload(ck_backend *be, void *dst, const void *src, size_t n) {
     ck_cuda *cu = ck_cuda_of(be);
     if (!n) return;
-    ck__conv_cudnn_invalidate(be, dst, n); /* new weights at a cached address */
+    ck__derived_invalidate(be, dst, n); /* new weights at a cached address */
     CK_CUDA_FATAL(cudaSetDevice(cu->device));
     CK_CUDA_FATAL(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, cu->stream));
     /* From pageable memory the copy has left the host buffer when cudaMemcpyAsync returns; from pinned
@@ -254,7 +254,8 @@ static void cuda_destroy(ck_backend *be) {
         }
         if (cu->stream) cudaStreamSynchronize(cu->stream);
         cuda_graph_reset(be);
-        ck__conv_cudnn_free(be); /* weight copies go back through be->free */
+        ck__conv_cudnn_free(be);
+        ck__derived_free(be); /* derived copies go back through be->free */
         for (int i = 0; i < 2; i++)
             if (cu->ev[i]) cudaEventDestroy(cu->ev[i]);
         ck__cuda_lt_cache_free(cu);

@@ -5,7 +5,7 @@
  * Layouts: activations NHWC (CUDNN_TENSOR_NHWC, packed); the model's weights are PyTorch (OC, IC, KH, KW),
  * cuDNN's NHWC filter format is (K, R, S, C), so each weight gets a relaid device copy, made once per
  * weight pointer (allocated through be->alloc, so it counts in the backend's memory figures) and dropped
- * when that device memory is freed or re-uploaded (ck__conv_cudnn_invalidate, called by the backend).
+ * when that device memory is freed or re-uploaded (derived.cu, CK_DERIVED_KRSC).
  * Math: compute type float, tensor-op math, float scaling factors; only deterministic algorithms.
  *
  * Plans, one per problem (shapes, stride, padding, dilation, dtype, bias present, 16-byte alignment of x and
@@ -62,22 +62,9 @@ typedef struct conv_plan {
     cudnnActivationDescriptor_t  ad;
 } conv_plan;
 
-enum { COPY_KRSC = 0, COPY_BIAS16 = 1 };
-
-/* A device copy derived from device memory [src, src + src_bytes). live = 0 with dst set: dropped under
- * capture, freed at the next opportunity. */
-typedef struct dev_copy {
-    const void *src;
-    size_t      src_bytes;
-    void       *dst;
-    int         kind, dtype, live;
-} dev_copy;
-
 typedef struct conv_cache {
     conv_plan  **plans;
     int          n_plans, cap_plans;
-    dev_copy    *copies;
-    int          n_copies, cap_copies;
     cudaEvent_t  ev[2];
     ck_log_level plan_log; /* plan decisions: info when CK_CONV is set (A/B timing), else debug */
 } conv_cache;
@@ -90,85 +77,7 @@ static int cudnn_ok(cudnnStatus_t s, const char *expr, const char *file, int lin
     return 0;
 }
 
-static int stream_capturing(ck_cuda *cu) {
-    if (cu->capturing) return 1;
-    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(cu->stream, &st) != cudaSuccess) {
-        cudaGetLastError();
-        return 1; /* unknown: behave as under capture (no allocation, no search) */
-    }
-    return st != cudaStreamCaptureStatusNone;
-}
-
 static cudnnDataType_t cudnn_dtype(int dt) { return dt == CK_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF; }
-
-/* ---- device copies ---- */
-
-static void copy_release(ck_backend *be, dev_copy *d) {
-    if (d->dst) be->free(be, d->dst);
-    d->dst  = NULL;
-    d->live = 0;
-}
-
-/* The live copy of `kind` made from t->data, made now when missing (NULL under capture or on failure). */
-static const void *copy_get(ck_backend *be, const ck_tensor *t, int kind, int dtype, int capturing) {
-    ck_cuda    *cu = ck_cuda_of(be);
-    conv_cache *cc = cu->conv_cache;
-    dev_copy   *slot = NULL;
-    for (int i = 0; i < cc->n_copies; i++) {
-        dev_copy *d = &cc->copies[i];
-        if (d->live && d->src == t->data && d->kind == kind && d->dtype == dtype) return d->dst;
-        if (!d->live && !slot) slot = d;
-    }
-    if (capturing) return NULL;
-    if (slot) {
-        copy_release(be, slot); /* a copy dropped under capture */
-    } else {
-        if (cc->n_copies == cc->cap_copies) {
-            const int n   = cc->cap_copies ? 2 * cc->cap_copies : 32;
-            void     *tbl = realloc(cc->copies, sizeof *cc->copies * (size_t)n);
-            if (!tbl) return NULL;
-            cc->copies     = tbl;
-            cc->cap_copies = n;
-        }
-        slot = &cc->copies[cc->n_copies++];
-        memset(slot, 0, sizeof *slot);
-    }
-    const int64_t n     = ck_tensor_numel(t);
-    const size_t  bytes = (size_t)n * ck_dtype_size((ck_dtype)dtype);
-    void         *dst   = be->alloc(be, bytes);
-    if (!dst) return NULL;
-    if (kind == COPY_KRSC) {
-        ck__conv_weight_krsc_cuda(be, dst, t);
-    } else {
-        const ck_tensor d = ck_tensor_make(dst, (ck_dtype)dtype, t->ndim, t->shape);
-        ck_convert_cuda(be, &d, t);
-    }
-    slot->src       = t->data;
-    slot->src_bytes = ck_tensor_nbytes(t);
-    slot->dst       = dst;
-    slot->kind      = kind;
-    slot->dtype     = dtype;
-    slot->live      = 1;
-    return dst;
-}
-
-void ck__conv_cudnn_invalidate(ck_backend *be, const void *p, size_t bytes) {
-    ck_cuda    *cu = ck_cuda_of(be);
-    conv_cache *cc = cu->conv_cache;
-    if (!cc || !p) return;
-    const uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
-    int             capturing = -1;
-    for (int i = 0; i < cc->n_copies; i++) {
-        dev_copy *d = &cc->copies[i];
-        if (!d->live) continue;
-        const uintptr_t s = (uintptr_t)d->src, e = s + d->src_bytes;
-        if (s >= hi || e <= lo) continue;
-        if (capturing < 0) capturing = stream_capturing(cu);
-        d->live = 0;
-        if (!capturing) copy_release(be, d); /* under capture the free waits for the next copy_get/free */
-    }
-}
 
 /* ---- plans ---- */
 
@@ -276,7 +185,7 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
         CK_LOG_DBG("conv2d cuDNN: output %dx%dx%dx%d differs from y; using the kernel", on, oh, ow, oc);
         return p;
     }
-    const void *wk = copy_get(be, w, COPY_KRSC, key->dtype, 0);
+    const void *wk = ck__derived_get(be, w, CK_DERIVED_KRSC, (ck_dtype)key->dtype);
     if (!wk) return p;
 
     /* 1. cuDNN's first-ranked deterministic algorithm that fits the scratch workspace. Heuristics, not
@@ -320,7 +229,7 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
             p->fused_ws = ws;
             p->bias16   = 0;
             fused_ok    = plan_exec(be, p, V_FUSED, y, x, wk, b, NULL);
-            if (!fused_ok && (b16 = copy_get(be, b, COPY_BIAS16, key->dtype, 0)) != NULL) {
+            if (!fused_ok && (b16 = ck__derived_get(be, b, CK_DERIVED_CAST, (ck_dtype)key->dtype)) != NULL) {
                 p->bias16 = 1;
                 fused_ok  = plan_exec(be, p, V_FUSED, y, x, wk, b, b16);
             }
@@ -383,7 +292,7 @@ int ck__conv2d_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, con
     key.x_al16 = ((uintptr_t)x->data & 15) == 0;
     key.y_al16 = ((uintptr_t)y->data & 15) == 0;
 
-    const int  capturing = stream_capturing(cu);
+    const int  capturing = ck__cuda_stream_capturing(cu);
     conv_plan *p         = NULL;
     for (int i = 0; i < cc->n_plans && !p; i++)
         if (!memcmp(&cc->plans[i]->key, &key, sizeof key)) p = cc->plans[i];
@@ -393,10 +302,11 @@ int ck__conv2d_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, con
         if (!p) return 0;
     }
     if (p->use == V_KERNEL) return 0;
-    const void *wk = copy_get(be, w, COPY_KRSC, key.dtype, capturing);
+    const void *wk = ck__derived_get(be, w, CK_DERIVED_KRSC, (ck_dtype)key.dtype);
     if (!wk) return 0;
     const void *b16 = NULL;
-    if (p->use == V_FUSED && p->bias16 && !(b16 = copy_get(be, b, COPY_BIAS16, key.dtype, capturing))) return 0;
+    if (p->use == V_FUSED && p->bias16 && !(b16 = ck__derived_get(be, b, CK_DERIVED_CAST, (ck_dtype)key.dtype)))
+        return 0;
     if (plan_exec(be, p, p->use, y, x, wk, b, b16)) return 1;
     CK_LOG_WARN("conv2d: cuDNN failed on a planned problem (%dx%dx%dx%d ->%d); using the built-in kernel for it",
                 key.n, key.h, key.w, key.c, key.k);
@@ -447,12 +357,9 @@ void ck__conv_cudnn_free(ck_backend *be) {
     ck_cuda    *cu = ck_cuda_of(be);
     conv_cache *cc = cu->conv_cache;
     if (cc) {
-        for (int i = 0; i < cc->n_copies; i++)
-            if (cc->copies[i].dst && be->free) copy_release(be, &cc->copies[i]);
         for (int i = 0; i < cc->n_plans; i++) plan_destroy(cc->plans[i]);
         for (int i = 0; i < 2; i++)
             if (cc->ev[i]) cudaEventDestroy(cc->ev[i]);
-        free(cc->copies);
         free(cc->plans);
         free(cc);
         cu->conv_cache = NULL;
@@ -474,7 +381,6 @@ void ck__conv_cudnn_init(ck_backend *be) {
     if (mode && !strcmp(mode, "cudnn")) CK_LOG_WARN("CK_CONV=cudnn: this build has no cuDNN; using the built-in kernel");
 }
 void ck__conv_cudnn_free(ck_backend *be) { (void)be; }
-void ck__conv_cudnn_invalidate(ck_backend *be, const void *p, size_t bytes) { (void)be, (void)p, (void)bytes; }
 
 #endif /* CK_HAVE_CUDNN */
 

@@ -7,13 +7,17 @@
  * Numerics:
  *   - CUBLAS_COMPUTE_32F in every precision. In fp32 mode that is true SGEMM (no TF32: fp32 is the
  *     parity mode against the CPU); in bf16/fp16 the products accumulate in fp32.
- *   - Bias: cuBLASLt's bias vector must have the output dtype (cublasLt.h, BIAS_DATA_TYPE), and our
- *     biases are float32, so the BIAS epilogue is used only in fp32 mode; in bf16/fp16 the epilogue
- *     kernel adds the float32 bias (one extra pass over y, no rounding of the bias itself).
+ *   - Bias: always in cuBLASLt's BIAS epilogue, added to the fp32 accumulator before the one rounding of y.
+ *     Its vector must have the output dtype (cublasLt.h, BIAS_DATA_TYPE), so a 16-bit output takes a 16-bit
+ *     copy of the float32 bias (derived.cu), as PyTorch's fp16 model holds its biases. Adding the float32
+ *     bias to an already rounded 16-bit y instead (the earlier path, still taken if no copy can be made)
+ *     rounds every biased output twice: measured, ~25 % further from float64 in the encoder features.
  *   - GELU is the exact erf form (nn.GELU default). cuBLASLt's GELU epilogue is the tanh approximation,
- *     so GELU always goes through the epilogue kernel. ReLU uses cuBLASLt's (exact) epilogue.
- *   - Residual with no activation is the GEMM's C operand with beta = 1 (in place when it aliases y);
- *     with an activation it is added after it, by the epilogue kernel (CPU order: act(xWᵀ + b) + r).
+ *     so GELU always goes through the epilogue kernel (on y = xWᵀ + b, rounded once, as PyTorch does).
+ *     ReLU uses cuBLASLt's (exact) epilogue.
+ *   - Residual with no activation is the GEMM's C operand with beta = 1 (in place when it aliases y):
+ *     y = xWᵀ + b + r with one rounding; with an activation it is added after it, by the epilogue kernel
+ *     (CPU order: act(xWᵀ + b) + r).
  * Plans (descriptors + heuristic algorithm) are cached per problem in the backend. If cuBLASLt has no
  * algorithm for a problem, a plain tiled fp32-accumulate kernel computes it (correct, slow; odd shapes). */
 #include "ops/cuda/common.cuh"
@@ -155,6 +159,64 @@ static ck_lt_plan *plan_get(ck_cuda *cu, const ck_lt_key *key, const void *bias)
     return p;
 }
 
+/* ---- narrow outputs: y (M, N ≤ 8) = act(x (M, K) · wᵀ + b) + r, one row per thread ----
+ * For the refiner's final 1×1 conv (4.2 M × 4 × 64 at S = 2048) and the heads' classifier cuBLASLt picks small
+ * tiles that read x at a fraction of the bandwidth (449 µs where the 512 MiB read takes ~130). w and b sit in
+ * shared memory as float; each thread reads its row in 16-byte vectors (the rest of each line comes from L1)
+ * and accumulates in fp32 in k order. 16-bit x only (float32 stays on cuBLAS, the parity path). */
+#define CK_NARROW_N 8
+#define CK_NARROW_K 512
+
+template <typename T, typename TO>
+__global__ void __launch_bounds__(256)
+    linear_narrow_kernel(TO *y, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ bias,
+                         const TO *r, int act, int64_t M, int N, int K) {
+    __shared__ float sw[CK_NARROW_N * CK_NARROW_K]; /* (N, K) */
+    __shared__ float sb[CK_NARROW_N];
+    for (int i = threadIdx.x; i < N * K; i += blockDim.x) sw[i] = ck_ldf(w[i]);
+    if (threadIdx.x < CK_NARROW_N) sb[threadIdx.x] = bias && (int)threadIdx.x < N ? bias[threadIdx.x] : 0.0f;
+    __syncthreads();
+    const int64_t m = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (m >= M) return;
+    constexpr int V = ck_v16<T>::V;
+    float         acc[CK_NARROW_N];
+#pragma unroll
+    for (int n = 0; n < CK_NARROW_N; n++) acc[n] = 0.0f;
+    const T *xr = x + m * K;
+    for (int k0 = 0; k0 < K; k0 += V) {
+        const ck_vec<T, V> v = ck_vload<T, V>(xr + k0);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            const float xv = ck_ldf(v.v[j]);
+#pragma unroll
+            for (int n = 0; n < CK_NARROW_N; n++)
+                if (n < N) acc[n] = fmaf(xv, sw[n * K + k0 + j], acc[n]);
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < CK_NARROW_N; n++) {
+        if (n >= N) break;
+        float o = ck_act_d(acc[n] + sb[n], act);
+        if (r) o += ck_ldf(r[m * N + n]);
+        y[m * N + n] = ck_stf<TO>(o);
+    }
+}
+
+/* Whether the narrow kernel serves this problem (x 16-byte aligned and K a multiple of the vector). */
+static int narrow_ok(const ck_tensor *x, int64_t M, int64_t N, int64_t K) {
+    const int V = 16 / (int)ck_dtype_size(x->dtype);
+    return x->dtype != CK_DTYPE_F32 && N <= CK_NARROW_N && K <= CK_NARROW_K && K % V == 0 && M >= 65536 &&
+           ck_aligned(x->data, 16) && (M + 255) / 256 <= 0x7fffffff;
+}
+
+template <typename T, typename TO>
+static void launch_narrow(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const float *bias,
+                          int act, const void *res, int64_t M, int64_t N, int64_t K) {
+    linear_narrow_kernel<T, TO><<<(unsigned)((M + 255) / 256), 256, 0, cu->stream>>>(
+        (TO *)y->data, (const T *)x->data, (const T *)w->data, bias, (const TO *)res, act, M, (int)N, (int)K);
+    CK_KERNEL_CHECK(cu);
+}
+
 /* ---- op ---- */
 
 template <typename T>
@@ -198,25 +260,29 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
     CK_ASSERT(!residual || residual->dtype == ot);
     CK_ASSERT(x->data != y->data);
     CK_ASSERT(K <= 0x7fffffff && N <= 0x7fffffff);
-    const float *bias = b ? (const float *)b->data : NULL; /* (N) */
+    const float *bias = b ? (const float *)b->data : NULL; /* (N) float32 */
     const void  *res  = residual ? residual->data : NULL; /* (M, N), may alias y */
+    if (narrow_ok(x, M, N, K)) { /* each element of r is read by the thread that then writes y: aliasing is fine */
+        if (ot == CK_DTYPE_F32) CK_DISPATCH_FLOAT(dt, T, launch_narrow<T, float>(cu, y, x, w, bias, act, res, M, N, K));
+        else CK_DISPATCH_FLOAT(dt, T, launch_narrow<T, T>(cu, y, x, w, bias, act, res, M, N, K));
+        return;
+    }
+    /* the bias cuBLASLt adds: (N) in the output dtype; NULL when there is none or no copy could be made */
+    const void  *lt_b = !b ? NULL : ot == CK_DTYPE_F32 ? (const void *)bias : ck__derived_get(be, b, CK_DERIVED_CAST, ot);
 
     /* What cuBLASLt does (epilogue, beta) and what is left to the epilogue kernel (post_*). */
-    cublasLtEpilogue_t epi       = CUBLASLT_EPILOGUE_DEFAULT;
+    cublasLtEpilogue_t epi       = lt_b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
     int                beta_one  = 0;
-    const float       *post_bias = NULL;
+    const float       *post_bias = lt_b ? NULL : bias;
     int                post_act  = CK_ACT_NONE;
     const void        *post_res  = NULL;
     if (act == CK_ACT_NONE) {
-        beta_one = res != NULL;
-        if (bias && ot == CK_DTYPE_F32) epi = CUBLASLT_EPILOGUE_BIAS;
-        else post_bias = bias;
-    } else if (act == CK_ACT_RELU && !res && (ot == CK_DTYPE_F32 || !bias)) {
-        epi = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+        beta_one = res != NULL; /* xWᵀ + b + r, one rounding; r may alias y, so never left to the kernel */
+    } else if (act == CK_ACT_RELU && !res && !post_bias) {
+        epi = lt_b ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
     } else {
-        post_bias = bias;
-        post_act  = act;
-        post_res  = res;
+        post_act = act;
+        post_res = res;
     }
     const int lt_bias = epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS;
 
@@ -233,8 +299,8 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
     key.align[1] = ptr_align(x->data);
     key.align[2] = ptr_align(beta_one ? res : y->data);
     key.align[3] = ptr_align(y->data);
-    key.align[4] = lt_bias ? ptr_align(bias) : 0;
-    ck_lt_plan *p = plan_get(cu, &key, lt_bias ? bias : NULL);
+    key.align[4] = lt_bias ? ptr_align(lt_b) : 0;
+    ck_lt_plan *p = plan_get(cu, &key, lt_bias ? lt_b : NULL);
 
     if (!p->ok) {
         /* everything in one plain kernel (also reads a residual that aliases y element by element) */
@@ -247,7 +313,7 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
         return;
     }
     if (lt_bias)
-        CK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+        CK_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &lt_b, sizeof lt_b));
     const float alpha = 1.0f, beta = beta_one ? 1.0f : 0.0f;
     const void *C     = beta_one ? res : y->data;
     CK_CUBLAS_CHECK(cublasLtMatmul(cu->lt, p->op, &alpha, w->data, p->a, x->data, p->b, &beta, C, p->c, y->data, p->c,

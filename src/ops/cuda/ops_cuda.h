@@ -84,6 +84,7 @@ typedef struct ck_cuda {
     void *cudnn;
     void *conv_cache;
     int   conv_mode; /* CK_CONV_AUTO / CK_CONV_CUDNN / CK_CONV_KERNEL */
+    void *derived;   /* derived.cu: device copies made from weights (relaid filters, 16-bit biases) */
 } ck_cuda;
 
 /* CK_CONV=auto (default): per problem, the faster of cuDNN and the built-in kernel as timed on its first
@@ -145,12 +146,21 @@ void ck__conv_weight_krsc_cuda(ck_backend *be, void *dst, const ck_tensor *w);
  * allocates or searches while the stream is capturing: a problem first seen under capture returns 0. */
 int ck__conv2d_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
                      int stride, int pad_h, int pad_w, int dilation);
+/* Device copies derived from device tensors (derived.cu): kind CK_DERIVED_KRSC (conv weight in cuDNN's
+ * (K, R, S, C) layout) or CK_DERIVED_CAST (a float32 tensor in `dtype`), made once per (source, kind, dtype)
+ * outside stream capture; NULL when absent under capture or out of memory. The backend calls invalidate when it
+ * frees or re-uploads [p, p + bytes), and free at destroy. */
+enum { CK_DERIVED_KRSC = 0, CK_DERIVED_CAST = 1 };
+const void *ck__derived_get(ck_backend *be, const ck_tensor *t, int kind, ck_dtype dtype);
+void        ck__derived_invalidate(ck_backend *be, const void *p, size_t bytes);
+void        ck__derived_free(ck_backend *be);
+/* Whether the backend's stream is capturing a graph (unknown counts as capturing). */
+int ck__cuda_stream_capturing(ck_cuda *cu);
+
 /* Backend lifetime: init reads CK_CONV and creates the handle (a failure only disables cuDNN, logged);
- * free releases handle, plans and weight copies; invalidate drops the copies derived from device memory
- * in [p, p + bytes) (called on free and upload of that memory). */
+ * free releases the handle and the plans. */
 void ck__conv_cudnn_init(ck_backend *be);
 void ck__conv_cudnn_free(ck_backend *be);
-void ck__conv_cudnn_invalidate(ck_backend *be, const void *p, size_t bytes);
 
 /* Releases the cached cuBLASLt plans (backend destroy). */
 void ck__cuda_lt_cache_free(ck_cuda *cu);
