@@ -5,7 +5,10 @@
  *   1. partial kernel, grid (chunk, sample): each block sums a fixed chunk of pixels per channel into
  *      (Σ, Σ²) partials, double, in cu->scratch: part (B, nchunk, C). Values are shifted by the group's
  *      first element before squaring (shifted-data variance: E[x²] − E[x]² would cancel badly in fp32
- *      when |mean| ≫ std); threads sum at most 32 pixels in fp32 before widening to double.
+ *      when |mean| ≫ std); threads sum at most 32 pixels in fp32 before widening to double. Where the
+ *      channels come in 16-byte vectors (C a multiple of 8 halves or 4 floats, aligned), each thread reads
+ *      one vector per pixel, four pixels in flight (gn_partial_vec_kernel: 0.44 -> ~0.15 ms for a 64-channel
+ *      2048² map in fp16); otherwise one channel per thread (gn_partial_kernel).
  *   2. final kernel, one block per (sample, group): sums the partials in a fixed order (double),
  *      mean and rstd = 1/√(var + eps) in double as the CPU, stored as float (B, groups, 2).
  *   3. coef kernel: per (sample, channel) scale = rstd·γ and shift = β − mean·scale, (B, C, 2).
@@ -15,6 +18,7 @@
 #include "ops/cuda/common.cuh"
 
 #define GN_THREADS 256
+#define GN_FINAL_THREADS 1024 /* one block per (sample, group) sums nchunk·CG partials: a few blocks, so wide ones */
 #define GN_FLUSH 32 /* pixels summed in fp32 before the running sums widen to double */
 
 template <typename T>
@@ -62,15 +66,80 @@ __global__ void __launch_bounds__(GN_THREADS)
     }
 }
 
-template <typename T>
+/* Vectorized partials: thread = (pixel lane r, channel vector cv), NV = C / V vectors per pixel, NL = GN_THREADS
+ * / NV lanes; lane r sums pixels p0 + r, p0 + r + NL, ... of its chunk (4 loads in flight), flushing fp32 to
+ * double every GN_FLUSH pixels; the lanes are then added in lane order (fixed: bitwise run to run). */
+template <typename T, int V>
 __global__ void __launch_bounds__(GN_THREADS)
+    gn_partial_vec_kernel(double2 *__restrict__ part, const T *__restrict__ x, int64_t P, int C, int CG, int64_t chunk,
+                          int nchunk) {
+    __shared__ double2 sh[GN_THREADS * V]; /* (lane, channel) partial (Σ, Σ²) */
+    const int     b = blockIdx.y, ch = blockIdx.x;
+    const int64_t p0 = (int64_t)ch * chunk, p1 = p0 + chunk < P ? p0 + chunk : P;
+    const T      *xb = x + (int64_t)b * P * C; /* (P, C) of this sample */
+    const int     NV = C / V, NL = GN_THREADS / NV;
+    const int     cv = threadIdx.x % NV, r = threadIdx.x / NV;
+    const bool    live = r < NL;
+    double        s[V], s2[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) s[j] = s2[j] = 0.0;
+    if (live) {
+        float shift[V], fs[V], fs2[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            shift[j] = ck_ldf(xb[((cv * V + j) / CG) * CG]); /* pixel 0, first channel of the group */
+            fs[j] = fs2[j] = 0.0f;
+        }
+        int n = 0;
+        for (int64_t p = p0 + r; p < p1; p += 4 * (int64_t)NL) {
+            ck_vec<T, V> v[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                if (p + u * NL < p1) v[u] = ck_vload<T, V>(xb + (p + u * NL) * C + cv * V);
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                if (p + u * NL >= p1) break;
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    const float d = ck_ldf(v[u].v[j]) - shift[j];
+                    fs[j] += d;
+                    fs2[j] += d * d;
+                }
+            }
+            if ((n += 4) >= GN_FLUSH) {
+#pragma unroll
+                for (int j = 0; j < V; j++) s[j] += fs[j], s2[j] += fs2[j], fs[j] = fs2[j] = 0.0f;
+                n = 0;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) s[j] += fs[j], s2[j] += fs2[j];
+    }
+#pragma unroll
+    for (int j = 0; j < V; j++) sh[threadIdx.x * V + j] = make_double2(s[j], s2[j]);
+    __syncthreads();
+    /* thread t < C sums channel t over the lanes, in lane order */
+    for (int c = threadIdx.x; c < C; c += GN_THREADS) {
+        const int v = c / V, j = c % V;
+        double    a = 0.0, a2 = 0.0;
+        for (int l = 0; l < NL; l++) {
+            const double2 q = sh[(l * NV + v) * V + j];
+            a += q.x;
+            a2 += q.y;
+        }
+        part[((int64_t)b * nchunk + ch) * C + c] = make_double2(a, a2);
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(GN_FINAL_THREADS)
     gn_final_kernel(float *__restrict__ stats, const double2 *__restrict__ part, const T *__restrict__ x, int64_t P,
                     int C, int CG, int groups, int nchunk, float eps) {
-    __shared__ double sa[GN_THREADS], sb[GN_THREADS]; /* per-thread Σ, Σ² */
+    __shared__ double sa[GN_FINAL_THREADS], sb[GN_FINAL_THREADS]; /* per-thread Σ, Σ² */
     const int     b = blockIdx.x / groups, gi = blockIdx.x % groups;
     const int64_t n = (int64_t)nchunk * CG;
     double        s = 0.0, s2 = 0.0;
-    for (int64_t i = threadIdx.x; i < n; i += GN_THREADS) {
+    for (int64_t i = threadIdx.x; i < n; i += GN_FINAL_THREADS) {
         const int64_t ch = i / CG;
         const int     cc = (int)(i % CG);
         const double2 v  = part[((int64_t)b * nchunk + ch) * C + gi * CG + cc];
@@ -80,7 +149,7 @@ __global__ void __launch_bounds__(GN_THREADS)
     sa[threadIdx.x] = s;
     sb[threadIdx.x] = s2;
     __syncthreads();
-    for (int off = GN_THREADS / 2; off > 0; off >>= 1) { /* fixed tree: same order every run */
+    for (int off = GN_FINAL_THREADS / 2; off > 0; off >>= 1) { /* fixed tree: same order every run */
         if ((int)threadIdx.x < off) {
             sa[threadIdx.x] += sa[threadIdx.x + off];
             sb[threadIdx.x] += sb[threadIdx.x + off];
@@ -166,10 +235,16 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
         }
         CK_ASSERT((size_t)B * nchunk * C * sizeof(double2) <= cu->scratch_bytes - off && nchunk <= 0x7fffffff);
         double2 *part = (double2 *)(scr + off); /* (B, nchunk, C) */
-        gn_partial_kernel<T><<<dim3((unsigned)nchunk, (unsigned)B), GN_THREADS, 0, cu->stream>>>(
-            part, (const T *)x->data, P, (int)C, CG, chunk, (int)nchunk);
+        constexpr int VP = ck_v16<T>::V;
+        if (C % VP == 0 && C / VP <= GN_THREADS && ck_aligned(x->data, 16))
+            gn_partial_vec_kernel<T, VP><<<dim3((unsigned)nchunk, (unsigned)B), GN_THREADS, 0, cu->stream>>>(
+                part, (const T *)x->data, P, (int)C, CG, chunk, (int)nchunk);
+        else
+            gn_partial_kernel<T><<<dim3((unsigned)nchunk, (unsigned)B), GN_THREADS, 0, cu->stream>>>(
+                part, (const T *)x->data, P, (int)C, CG, chunk, (int)nchunk);
         CK_KERNEL_CHECK(cu);
-        gn_final_kernel<T><<<(unsigned)(B * groups), GN_THREADS, 0, cu->stream>>>(st, part, (const T *)x->data, P, (int)C,
+        gn_final_kernel<T><<<(unsigned)(B * groups), GN_FINAL_THREADS, 0, cu->stream>>>(st, part, (const T *)x->data, P,
+                                                                                        (int)C,
                                                                                   CG, groups, (int)nchunk, eps);
         CK_KERNEL_CHECK(cu);
     }
