@@ -384,13 +384,14 @@ static void test_sigmoid_add(int64_t P, int64_t C, int with_b, float s) {
     tp_free(&a), tp_free(&b), tp_free(&y);
 }
 
-static void test_concat_sigmoid(int64_t B, int64_t H, int64_t W, int64_t CA, int a_ch, int64_t CB) {
+/* pad: zero channels after σ(b) (the refiner's CK_REF_IN input); F_OUT poisons y, so they must be written */
+static void test_concat_sigmoid(int64_t B, int64_t H, int64_t W, int64_t CA, int a_ch, int64_t CB, int pad) {
     char what[96];
-    snprintf(what, sizeof what, "concat_sigmoid %lldx%lldx%lld a%lld[:%d] b%lld", (long long)B, (long long)H,
-             (long long)W, (long long)CA, a_ch, (long long)CB);
+    snprintf(what, sizeof what, "concat_sigmoid %lldx%lldx%lld a%lld[:%d] b%lld pad%d", (long long)B, (long long)H,
+             (long long)W, (long long)CA, a_ch, (long long)CB, pad);
     tpair a = TP(K_ACT, F_RAND, 2.0f, 0.0f, B, H, W, CA);
     tpair b = TP(K_ACT, F_RAND, 4.0f, 0.0f, B, H, W, CB);
-    tpair y = TP(K_ACT, F_OUT, 0, 0, B, H, W, a_ch + CB);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, B, H, W, a_ch + CB + pad);
     ck_concat_sigmoid(&g_exc, &y.c, &a.c, a_ch, &b.c);
     ck_concat_sigmoid(&g_exg, &y.d, &a.d, a_ch, &b.d);
     tp_compare(what, &y, 1.0);
@@ -517,6 +518,8 @@ static void run_all(void) {
     test_linear(16384, 112, 512, 1, CK_ACT_NONE, 2);  /* decoder c1 into the running sum */
     test_linear(16384, 512, 4, 1, CK_ACT_NONE, 0);    /* classifier */
     test_linear(262144, 64, 4, 1, CK_ACT_NONE, 0);    /* refiner final 1×1 at S=512 */
+    test_linear(70001, 64, 4, 1, CK_ACT_GELU, 1);     /* narrow kernel: activation, residual, ragged last block */
+    test_linear(65536, 512, 3, 0, CK_ACT_NONE, 2);    /* narrow kernel: no bias, residual in place */
     test_linear(37, 7, 5, 1, CK_ACT_GELU, 0);
     test_linear(33, 19, 13, 1, CK_ACT_RELU, 1);
     test_linear(33, 19, 13, 0, CK_ACT_RELU, 0);
@@ -609,8 +612,9 @@ static void run_all(void) {
     test_sigmoid_add(512 * 512, 4, 0, 0.0f);
     test_sigmoid_add(13, 3, 1, -2.5f);
 
-    test_concat_sigmoid(1, 512, 512, 4, 3, 4);
-    test_concat_sigmoid(2, 5, 3, 6, 2, 3);
+    test_concat_sigmoid(1, 512, 512, 4, 3, 4, 1);
+    test_concat_sigmoid(2, 5, 3, 6, 2, 3, 0);
+    test_concat_sigmoid(2, 5, 3, 6, 3, 4, 3);
 
     test_convert(100003);
 

@@ -1,6 +1,6 @@
 /* CNN refiner at full resolution (model_spec §5.2).
  * ref: CorridorKeyModule/core/model_transformer.py CNNRefinerModule.
- * Input: normalized RGB (x[..., 0:3]) and the coarse probabilities σ(logits_up) → 7 channels.
+ * Input: normalized RGB (x[..., 0:3]) and the coarse probabilities σ(logits_up) → 7 channels (and a zero eighth, CK_REF_IN).
  * stem: conv3×3 → GN → ReLU; res_d (d = 1, 2, 4, 8): ReLU(GN2(conv2(ReLU(GN1(conv1(x))))) + x);
  * final 1×1 conv. Output delta_raw is before the ×10 (and refiner_scale), applied by the caller.
  *
@@ -64,7 +64,7 @@ static int band_rows(const ck_config *cfg, int64_t H, int64_t W, size_t elem, si
 
 #define GN_STATS(i) (st ? &st[i] : NULL)
 
-/* stem: in (B,H,W,7) → a (B,H,W,Hd). `st` (2·blocks+1 slots) receives or (frozen) supplies the
+/* stem: in (B,H,W,CK_REF_IN) → a (B,H,W,Hd). `st` (2·blocks+1 slots) receives or (frozen) supplies the
  * GroupNorm statistics; NULL: plain GroupNorm. */
 static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
                          const ck_tensor *a, const ck_tensor *st, int frozen) {
@@ -104,7 +104,7 @@ static void refiner_run(ck_exec *ex, const ck_config *cfg, const ck_weights *w, 
     for (int i = 0; stats && i < 2 * cfg->ref_blocks + 1; i++) st[i] = stats_slot(stats, i);
     const ck_tensor *stp = stats ? st : NULL;
 
-    ck_tensor in = CK_NEW(ex, B, H, W, 7); /* [rgb_norm(3), σ(alpha logit), σ(fg logits)(3)] */
+    ck_tensor in = CK_NEW(ex, B, H, W, CK_REF_IN); /* [rgb_norm(3), σ(alpha logit), σ(fg logits)(3), 0] */
     ck_concat_sigmoid(ex, &in, x, 3, logits_up);
     ck_tensor a = CK_NEW(ex, B, H, W, Hd); /* residual stream */
     ck_tensor t = CK_NEW(ex, B, H, W, Hd);
@@ -151,9 +151,9 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
     ck_tensor       a = CK_NEW(ex, B, H, W, Hd); /* residual stream */
 
     /* input: [rgb_norm(3), σ(logits_up)(4)], through t's memory */
-    CK_ASSERT((size_t)B * H * W * (4 * sizeof(float) + 7 * es) <= ck_tensor_nbytes(&t));
+    CK_ASSERT((size_t)B * H * W * (4 * sizeof(float) + CK_REF_IN * es) <= ck_tensor_nbytes(&t));
     ck_tensor up = ck_tensor_make(t.data, CK_DTYPE_F32, 4, (int64_t[]){B, H, W, 4});
-    ck_tensor in = ck_tensor_make((uint8_t *)t.data + ck_tensor_nbytes(&up), ex->dtype, 4, (int64_t[]){B, H, W, 7});
+    ck_tensor in = ck_tensor_make((uint8_t *)t.data + ck_tensor_nbytes(&up), ex->dtype, 4, (int64_t[]){B, H, W, CK_REF_IN});
     ck_resize_bilinear(ex, &up, logits, 0);
     ck_concat_sigmoid(ex, &in, x, 3, &up);
     refiner_stem(ex, cfg, w, &in, &a, NULL, 0);
@@ -174,7 +174,7 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
 
 /* The pre-norm input of GroupNorm `stop` (0 = stem, 1 + 2r = gn1 of block r, 2 + 2r = gn2 of block r)
  * on a tile: the refiner's layers before it, with the statistics of the earlier GroupNorms frozen in
- * `st`. in (B,h,w,7) → returns a view of a, t or u (B,h,w,Hd). */
+ * `st`. in (B,h,w,CK_REF_IN) → returns a view of a, t or u (B,h,w,Hd). */
 static ck_tensor refiner_until(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
                                const ck_tensor *a, const ck_tensor *t, const ck_tensor *u, const ck_tensor *st,
                                int stop) {
@@ -254,7 +254,7 @@ static void stats_bounded(ck_exec *ex, const ck_config *cfg, const ck_weights *w
                 const size_t    tm = ck_arena_mark(ex->arena);
                 ck_tensor       tx, tl;
                 tile_inputs(ex, x, logits_up, &r, &tx, &tl);
-                ck_tensor       in = CK_NEW(ex, B, th, tw, 7);
+                ck_tensor       in = CK_NEW(ex, B, th, tw, CK_REF_IN);
                 ck_tensor       a = CK_NEW(ex, B, th, tw, Hd), t = CK_NEW(ex, B, th, tw, Hd);
                 ck_tensor       u = CK_NEW(ex, B, th, tw, Hd), own = CK_NEW(ex, B, oh, ow, Hd);
                 ck_tensor       ts = CK_NEW_DT(ex, CK_DTYPE_F32, B, groups, 2);

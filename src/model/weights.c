@@ -369,6 +369,23 @@ static void stage_decoders(stager *sg, ck_weights *w, const ck_config *c) {
     stage(sg, &w->cls_b, cb, 1, 1, (int64_t[]){4});
 }
 
+/* The refiner stem's (Hd, 7, 3, 3) weight with zero input channels up to CK_REF_IN (the refiner's input
+ * carries them, model.h): (Hd, CK_REF_IN, 3, 3). The extra products are exact zeros. */
+static void stage_stem(stager *sg, ck_weights *w, const ck_config *c) {
+    int                   owned;
+    const ck_ckpt_tensor *t  = src(sg, "refiner.stem.0.weight");
+    const int64_t         Hd = t->shape[0], IC = t->shape[1], KK = t->shape[2] * t->shape[3];
+    CK_ASSERT(Hd == c->ref_hidden && IC <= CK_REF_IN);
+    float *s = to_f32(t, &owned);                                          /* (Hd, IC, KH, KW) */
+    float *p = calloc((size_t)(Hd * CK_REF_IN * KK), sizeof(float)); /* (Hd, CK_REF_IN, KH, KW) */
+    CK_ASSERT(p);
+    for (int64_t o = 0; o < Hd; o++)
+        for (int64_t i = 0; i < IC; i++)
+            memcpy(p + (o * CK_REF_IN + i) * KK, s + (o * IC + i) * KK, sizeof(float) * (size_t)KK);
+    if (owned) free(s);
+    stage(sg, &w->stem_w, p, 1, 4, (int64_t[]){Hd, CK_REF_IN, t->shape[2], t->shape[3]});
+}
+
 ck_status ck_weights_load(ck_weights *w, const ck_config *c, const ck_checkpoint *ck, ck_backend *be, ck_err *err) {
     memset(w, 0, sizeof *w);
     table *t = malloc(sizeof *t);
@@ -407,7 +424,7 @@ ck_status ck_weights_load(ck_weights *w, const ck_config *c, const ck_checkpoint
 #undef BLK
     }
     stage_decoders(sg, w, c);
-    stage_ck(sg, &w->stem_w, src(sg, "refiner.stem.0.weight"), 0, NULL);
+    stage_stem(sg, w, c);
     stage_ck(sg, &w->stem_b, src(sg, "refiner.stem.0.bias"), 0, NULL);
     stage_ck(sg, &w->stem_gn_w, src(sg, "refiner.stem.1.weight"), 0, NULL);
     stage_ck(sg, &w->stem_gn_b, src(sg, "refiner.stem.1.bias"), 0, NULL);

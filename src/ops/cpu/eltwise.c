@@ -48,6 +48,7 @@ void ck_concat_sigmoid_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *
     for (int64_t p = 0; p < P; p++) {
         for (int64_t c = 0; c < a_channels; c++) Y[p * CY + c] = A[p * CA + c];
         for (int64_t c = 0; c < CB; c++) Y[p * CY + a_channels + c] = sigmoidf(Bv[p * CB + c]);
+        for (int64_t c = a_channels + CB; c < CY; c++) Y[p * CY + c] = 0.0f;
     }
 }
 

@@ -103,30 +103,31 @@ extern "C" void ck_sigmoid_add_cuda(ck_backend *be, const ck_tensor *y, const ck
     CK_DISPATCH_FLOAT(a->dtype, T, sigmoid_add_launch<T>(cu, y, a, b, b_scale));
 }
 
-/* ---- concat_sigmoid: y (P, Ca + Cb) = [a (P, ≥Ca)[:, :Ca], σ(b (P, Cb))] ---- */
+/* ---- concat_sigmoid: y (P, Cy) = [a (P, ≥Ca)[:, :Ca], σ(b (P, Cb)), zeros (Cy − Ca − Cb)] ---- */
 
 template <typename T, typename TB>
 __global__ void concat_sigmoid_kernel(T *__restrict__ y, const T *__restrict__ a, const TB *__restrict__ b, int CA,
-                                      int a_ch, int CB, int64_t total) {
-    const int CY = a_ch + CB;
+                                      int a_ch, int CB, int CY, int64_t total) {
     CK_GRID_STRIDE(i, total) {
         const int64_t p = i / CY;
         const int     c = (int)(i - p * CY);
-        y[i]            = c < a_ch ? a[p * CA + c] : ck_stf<T>(ck_sigmoid_d(ck_ldf(b[p * CB + (c - a_ch)])));
+        y[i]            = c < a_ch        ? a[p * CA + c]
+                          : c < a_ch + CB ? ck_stf<T>(ck_sigmoid_d(ck_ldf(b[p * CB + (c - a_ch)])))
+                                          : ck_stf<T>(0.0f);
     }
 }
 
 template <typename T>
 static void concat_launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *a, int a_ch, const ck_tensor *b) {
-    const int64_t CA = ck_tensor_last(a), CB = ck_tensor_last(b);
+    const int64_t CA = ck_tensor_last(a), CB = ck_tensor_last(b), CY = ck_tensor_last(y);
     const int64_t total = ck_tensor_numel(y);
-    CK_ASSERT(CA <= 0x7fffffff && CB <= 0x7fffffff);
+    CK_ASSERT(CA <= 0x7fffffff && CB <= 0x7fffffff && CY <= 0x7fffffff);
     if (b->dtype == CK_DTYPE_F32) /* float32 logits beside 16-bit activations */
         concat_sigmoid_kernel<T, float><<<ck_grid_for(cu, total, 256), 256, 0, cu->stream>>>(
-            (T *)y->data, (const T *)a->data, (const float *)b->data, (int)CA, a_ch, (int)CB, total);
+            (T *)y->data, (const T *)a->data, (const float *)b->data, (int)CA, a_ch, (int)CB, (int)CY, total);
     else
         concat_sigmoid_kernel<T, T><<<ck_grid_for(cu, total, 256), 256, 0, cu->stream>>>(
-            (T *)y->data, (const T *)a->data, (const T *)b->data, (int)CA, a_ch, (int)CB, total);
+            (T *)y->data, (const T *)a->data, (const T *)b->data, (int)CA, a_ch, (int)CB, (int)CY, total);
     CK_KERNEL_CHECK(cu);
 }
 
