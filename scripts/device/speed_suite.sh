@@ -35,9 +35,10 @@ B=build/ckey
 
 if has tests; then
     for t in ${GPU_TESTS:-test_cuda_ops test_cuda_model test_cuda_preprocess test_cuda_postprocess test_cuda_passes test_cuda_deflate}; do
-        (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp ./tests/$t > "$OUT/$t.log" 2>&1; echo "$t rc=$?")
-        grep -E "NOT OK|SKIP|FAIL" "$OUT/$t.log" | head -10
-        tail -1 "$OUT/$t.log"
+        (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp ./tests/$t > /tmp/$t.log 2>&1; echo "$t rc=$?")
+        { echo "== $t"; cat /tmp/$t.log; } >> "$OUT/tests.log"
+        grep -E "NOT OK|SKIP|FAIL" /tmp/$t.log | head -10
+        tail -1 /tmp/$t.log
     done
 fi
 
@@ -58,27 +59,29 @@ fi
 if has profile; then
     echo "== profiles (elapsed $(( $(date +%s) - start )) s)"
     for S in $SIZES; do
-        $B bench --size $S --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null | tee -a "$OUT/bench.jsonl"
-        $B bench --size $S --device cuda --precision fp16 --runs 5 --warmup 1 --profile 1 > /dev/null 2> "$OUT/profile_$S.log"
-        grep -v "^ckey: info" "$OUT/profile_$S.log" | head -40
+        $B bench --size $S --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null
+        $B bench --size $S --device cuda --precision fp16 --runs 5 --warmup 1 --profile 1 > /dev/null 2> /tmp/profile_$S.log
+        { echo "== S=$S"; cat /tmp/profile_$S.log; } >> "$OUT/profiles.log"
+        grep -v "^ckey: info" /tmp/profile_$S.log | head -40
     done
 fi
 
 if has kernels; then
     echo "== per-kernel times at 2048 (ncu; elapsed $(( $(date +%s) - start )) s)"
-    timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file "$OUT/ncu_2048.csv" \
+    timeout 240 ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file /tmp/ncu_2048.csv \
         $B bench --size 2048 --device cuda --precision fp16 --runs 2 --warmup 0 --compile 0 > /dev/null 2>&1
     echo "ncu rc=$?"
-    python3 tools/bench/ncu_summary.py "$OUT/ncu_2048.csv" --order "$OUT/kernels_2048_order.txt" | tee "$OUT/kernels_2048.md"
+    python3 tools/bench/ncu_summary.py /tmp/ncu_2048.csv --order "$OUT/kernels_2048_order.txt" | tee "$OUT/kernels_2048.md"
 fi
 
 if has peer; then
     echo "== side by side (elapsed $(( $(date +%s) - start )) s)"
     for S in $SIZES; do
-        $B bench --size $S --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null | tee -a "$OUT/peer_ckey.jsonl"
+        $B bench --size $S --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null
     done
     [ -f ../shared/peer/torch_greenformer.py ] && P=../shared/peer/torch_greenformer.py || P=carry/torch_greenformer.py
     PYTHONUNBUFFERED=1 timeout 480 python3 $P ${PEER_SIZES:-512,1024,2048} ${PEER_MODES:-half,compile-half:default} 2>&1 |
         grep -v Warning | tee "$OUT/peer.log" | tail -12
 fi
+rm -f "$OUT/cmake.log" "$OUT/build.log" # kept only when the build fails (at most 8 files come back)
 echo "done in $(( $(date +%s) - start )) s"
