@@ -518,8 +518,8 @@ static void run_all(void) {
     test_linear(16384, 112, 512, 1, CK_ACT_NONE, 2);  /* decoder c1 into the running sum */
     test_linear(16384, 512, 4, 1, CK_ACT_NONE, 0);    /* classifier */
     test_linear(262144, 64, 4, 1, CK_ACT_NONE, 0);    /* refiner final 1×1 at S=512 */
-    test_linear(70001, 64, 4, 1, CK_ACT_GELU, 1);     /* narrow kernel: activation, residual, ragged last block */
-    test_linear(65536, 512, 3, 0, CK_ACT_NONE, 2);    /* narrow kernel: no bias, residual in place */
+    test_linear(70001, 64, 4, 1, CK_ACT_GELU, 1);     /* narrow output: bias, GELU, then the residual */
+    test_linear(65536, 512, 3, 0, CK_ACT_NONE, 2);    /* narrow output: no bias, residual in place */
     test_linear(37, 7, 5, 1, CK_ACT_GELU, 0);
     test_linear(33, 19, 13, 1, CK_ACT_RELU, 1);
     test_linear(33, 19, 13, 0, CK_ACT_RELU, 0);

@@ -15,31 +15,20 @@ static ck_tensor row_slice(const ck_tensor *t, int64_t r0, int64_t n) {
     return ck_tensor_make((uint8_t *)t->data + r0 * row, t->dtype, 2, (int64_t[]){n, t->shape[1]});
 }
 
-/* Hidden of channels [c0, c0 + C) of the fused head: Σ_i up(f_i · dec_w[i][c0:c0+C]ᵀ + b), then ReLU, into
- * `hidden` (B, H1, W1, C) in the activation dtype. The sum runs in float32 (`hsum`, and each projection u_i),
- * rounded once at the end: in 16-bit precisions, rounding the running sum after every scale put the coarse
- * logits further from float64 than PyTorch's fp16 model, whose 1024-channel fuse accumulates in fp32. In
- * float32 mode `hsum` is `hidden`. */
-static void head_hidden(ck_exec *ex, const ck_weights *w, const ck_tensor feats[CK_MAX_STAGES], const ck_tensor *hidden,
+/* Hidden of channels [c0, c0 + C) of the fused head: Σ_i up(f_i · dec_w[i][c0:c0+C]ᵀ + b), then ReLU. */
+static void head_hidden(ck_exec *ex, const ck_weights *w, const ck_tensor feats[CK_MAX_STAGES], const ck_tensor *hsum,
                         int64_t c0, int64_t C) {
-    const int64_t B = hidden->shape[0], H1 = hidden->shape[1], W1 = hidden->shape[2];
-    const size_t  mark = ck_arena_mark(ex->arena);
-    const int     wide = hidden->dtype != CK_DTYPE_F32;
-    ck_tensor     hsum = wide ? CK_NEW_DT(ex, CK_DTYPE_F32, B, H1, W1, C) : *hidden; /* (B, H1, W1, C) float32 */
+    const int64_t B = hsum->shape[0];
     for (int i = CK_MAX_STAGES - 1; i >= 1; i--) {
-        const size_t     m  = ck_arena_mark(ex->arena);
         const ck_tensor *f  = &feats[i];
         const ck_tensor  wi = row_slice(&w->dec_w[i], c0, C), bi = row_slice(&w->dec_b[i], c0, C);
-        ck_tensor        u  = CK_NEW_DT(ex, CK_DTYPE_F32, B, f->shape[1], f->shape[2], C); /* f_i's grid */
+        ck_tensor        u  = CK_NEW(ex, B, f->shape[1], f->shape[2], C);
         ck_linear(ex, &u, f, &wi, &bi, CK_ACT_NONE, NULL);
-        ck_resize_bilinear(ex, &hsum, &u, i != CK_MAX_STAGES - 1);
-        ck_arena_reset(ex->arena, m);
+        ck_resize_bilinear(ex, hsum, &u, i != CK_MAX_STAGES - 1);
     }
     const ck_tensor w0 = row_slice(&w->dec_w[0], c0, C), b0 = row_slice(&w->dec_b[0], c0, C);
-    ck_linear(ex, &hsum, &feats[0], &w0, &b0, CK_ACT_NONE, &hsum);
-    if (wide) ck_convert(ex, hidden, &hsum);
-    ck_activation(ex, hidden, hidden, CK_ACT_RELU); /* ReLU commutes with the rounding */
-    ck_arena_reset(ex->arena, mark);
+    ck_linear(ex, hsum, &feats[0], &w0, &b0, CK_ACT_NONE, hsum);
+    ck_activation(ex, hsum, hsum, CK_ACT_RELU);
 }
 
 void ck_decoder_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w,

@@ -159,84 +159,6 @@ static ck_lt_plan *plan_get(ck_cuda *cu, const ck_lt_key *key, const void *bias)
     return p;
 }
 
-/* ---- narrow outputs: y (M, N ≤ 8) = act(x (M, K) · wᵀ + b) + r ----
- * For the refiner's final 1×1 conv (4.2 M × 4 × 64 at S = 2048) and the heads' classifier cuBLASLt picks small
- * tiles that read x at a fraction of the bandwidth (449 µs where the 512 MiB read takes ~130). w and b sit in
- * shared memory as float. LPR = 2^lg lanes share a row, each reading 16-byte vectors k = (lane + i·LPR)·V, so a
- * warp's loads are contiguous; the lanes' fp32 partial sums are then added by a fixed butterfly (deterministic).
- * Row groups are grid-strided, so a block loads the weights once. 16-bit x only (float32 stays on cuBLAS). */
-#define CK_NARROW_N 8
-#define CK_NARROW_K 512
-
-template <typename T, typename TO>
-__global__ void __launch_bounds__(256)
-    linear_narrow_kernel(TO *y, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ bias,
-                         const TO *r, int act, int64_t M, int N, int K, int lg) {
-    __shared__ float sw[CK_NARROW_N * CK_NARROW_K]; /* (N, K) */
-    __shared__ float sb[CK_NARROW_N];
-    for (int i = threadIdx.x; i < N * K; i += blockDim.x) sw[i] = ck_ldf(w[i]);
-    if (threadIdx.x < CK_NARROW_N) sb[threadIdx.x] = bias && (int)threadIdx.x < N ? bias[threadIdx.x] : 0.0f;
-    __syncthreads();
-    constexpr int V   = ck_v16<T>::V;
-    const int     LPR = 1 << lg, lane = threadIdx.x & 31, lr = lane & (LPR - 1);
-    const int64_t rows_per_block = (int64_t)(blockDim.x >> 5) << (5 - lg);
-    const int64_t row_in_block   = (int64_t)(threadIdx.x >> 5) * (32 >> lg) + (lane >> lg);
-    for (int64_t m0 = (int64_t)blockIdx.x * rows_per_block; m0 < M; m0 += (int64_t)gridDim.x * rows_per_block) {
-        const int64_t m    = m0 + row_in_block;
-        const bool    live = m < M; /* no early exit: the whole warp shuffles below */
-        float         acc[CK_NARROW_N];
-#pragma unroll
-        for (int n = 0; n < CK_NARROW_N; n++) acc[n] = 0.0f;
-        if (live) {
-            const T *xr = x + m * K;
-            for (int k0 = lr * V; k0 < K; k0 += LPR * V) {
-                const ck_vec<T, V> v = ck_vload<T, V>(xr + k0);
-#pragma unroll
-                for (int j = 0; j < V; j++) {
-                    const float xv = ck_ldf(v.v[j]);
-#pragma unroll
-                    for (int n = 0; n < CK_NARROW_N; n++)
-                        if (n < N) acc[n] = fmaf(xv, sw[n * K + k0 + j], acc[n]);
-                }
-            }
-        }
-        for (int off = LPR >> 1; off > 0; off >>= 1)
-#pragma unroll
-            for (int n = 0; n < CK_NARROW_N; n++) acc[n] += __shfl_xor_sync(0xffffffffu, acc[n], off);
-        if (live && lr == 0) {
-#pragma unroll
-            for (int n = 0; n < CK_NARROW_N; n++) {
-                if (n >= N) break;
-                float o = ck_act_d(acc[n] + sb[n], act);
-                if (r) o += ck_ldf(r[m * N + n]);
-                y[m * N + n] = ck_stf<TO>(o);
-            }
-        }
-    }
-}
-
-/* Whether the narrow kernel serves this problem (x 16-byte aligned and K a multiple of the vector). */
-static int narrow_ok(const ck_tensor *x, int64_t M, int64_t N, int64_t K) {
-    const int V = 16 / (int)ck_dtype_size(x->dtype);
-    return x->dtype != CK_DTYPE_F32 && N <= CK_NARROW_N && K <= CK_NARROW_K && K % V == 0 && M >= 65536 &&
-           ck_aligned(x->data, 16);
-}
-
-template <typename T, typename TO>
-static void launch_narrow(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const float *bias,
-                          int act, const void *res, int64_t M, int64_t N, int64_t K) {
-    constexpr int V  = ck_v16<T>::V;
-    int           lg = 0; /* lanes per row: the largest power of two <= min(32, K / V) */
-    while (lg < 5 && (2 << lg) * V <= K) lg++;
-    const int64_t rows_per_block = (256 / 32) << (5 - lg);
-    int64_t       blocks         = (M + rows_per_block - 1) / rows_per_block;
-    const int64_t cap            = (int64_t)ck_grid_for(cu, (int64_t)1 << 40, 256); /* a few waves */
-    if (blocks > cap) blocks = cap;
-    linear_narrow_kernel<T, TO><<<(unsigned)blocks, 256, 0, cu->stream>>>(
-        (TO *)y->data, (const T *)x->data, (const T *)w->data, bias, (const TO *)res, act, M, (int)N, (int)K, lg);
-    CK_KERNEL_CHECK(cu);
-}
-
 /* ---- op ---- */
 
 template <typename T>
@@ -282,11 +204,6 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
     CK_ASSERT(K <= 0x7fffffff && N <= 0x7fffffff);
     const float *bias = b ? (const float *)b->data : NULL; /* (N) float32 */
     const void  *res  = residual ? residual->data : NULL; /* (M, N), may alias y */
-    if (narrow_ok(x, M, N, K)) { /* each element of r is read by the thread that then writes y: aliasing is fine */
-        if (ot == CK_DTYPE_F32) CK_DISPATCH_FLOAT(dt, T, launch_narrow<T, float>(cu, y, x, w, bias, act, res, M, N, K));
-        else CK_DISPATCH_FLOAT(dt, T, launch_narrow<T, T>(cu, y, x, w, bias, act, res, M, N, K));
-        return;
-    }
     /* the bias cuBLASLt adds: (N) in the output dtype; NULL when there is none or no copy could be made */
     const void  *lt_b = !b ? NULL : ot == CK_DTYPE_F32 ? (const void *)bias : ck__derived_get(be, b, CK_DERIVED_CAST, ot);
 
