@@ -1,8 +1,9 @@
 /* The start every GPU test shares: an fp32 CUDA backend on device 0, or NULL after printing the SKIP
- * line (the test then exits 0: builds without CUDA, machines without a GPU or driver).
+ * line (the test then exits CK_TEST_SKIP, which ctest reports as skipped: builds without CUDA, machines
+ * without a GPU or driver).
  *
  *     ck_backend *be = cuda_backend_or_skip();
- *     if (!be) return 0;
+ *     if (!be) return CK_TEST_SKIP;
  */
 #ifndef CK_TEST_CUDA_H
 #define CK_TEST_CUDA_H
@@ -10,6 +11,8 @@
 #include "backend/backend.h"
 
 #include <stdio.h>
+
+#define CK_TEST_SKIP 77 /* tests/CMakeLists.txt: SKIP_RETURN_CODE */
 
 static ck_backend *cuda_backend_or_skip(void) {
     ck_err          err  = {{0}};

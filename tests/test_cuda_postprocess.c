@@ -282,7 +282,7 @@ static void compare(const char *label, const pcase *c, const dev_out *g, const u
 
 int main(void) {
     ck_backend *be = cuda_backend_or_skip();
-    if (!be) return 0;
+    if (!be) return CK_TEST_SKIP;
     CHECK(be->ext.postprocess != NULL && be->ext.postprocess_scratch_bytes != NULL);
     if (!be->ext.postprocess || !be->ext.postprocess_scratch_bytes) return test_summary();
     printf("scratch at S=2048, 3840x2160: %zu bytes\n", be->ext.postprocess_scratch_bytes(2048, 3840, 2160));

@@ -42,7 +42,7 @@ static void fetch_input(ck_ctx *ctx, float *out) {
 
 int main(void) {
     ck_backend *probe = cuda_backend_or_skip();
-    if (!probe) return 0;
+    if (!probe) return CK_TEST_SKIP;
     probe->destroy(probe);
     char ck[1024];
     test_path(ck, sizeof ck, "CK_FIXTURES", "tiny/s128/model.safetensors");
