@@ -100,7 +100,14 @@ typedef struct ck_params {
      * bounding box plus 64 px fits one tile runs that tile only. */
     int          tile;
     int          tile_overlap;
+    /* Images per forward (tiles of a plate, or frames with ck_key_passes_batch): the activation arena
+     * is planned for max_batch images and each batch size used gets its own CUDA graph. 0 = auto: in
+     * tiled mode on CUDA as many tiles as fit about 2 GiB of activations (at most 16), else 1.
+     * At most CK_MAX_BATCH. */
+    int          max_batch;
 } ck_params;
+
+#define CK_MAX_BATCH 32
 
 ck_params ck_params_default(void);
 
@@ -173,6 +180,10 @@ typedef struct ck_passes {
  * decoding runs on the device and only the passes are downloaded; otherwise ck_key_image then
  * ck_passes_from_result (the same values: see ck_ctx_postprocess_on_device). */
 ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_passes *out);
+/* n frames (1 ≤ n ≤ ck_ctx_max_batch) in one forward, full frame: out[i] as ck_key_passes(rgb[i],
+ * hint[i]) would fill it (the same values). Tiled contexts key them one by one (their batches are
+ * the tiles). */
+ck_status ck_key_passes_batch(ck_ctx *ctx, int n, const ck_image *rgb, const ck_image *hint, ck_passes *out);
 /* 1 when ck_key_passes post-processes on this context's device; ..._encodes_...: and PXR24-encodes. */
 int       ck_ctx_postprocess_on_device(const ck_ctx *ctx);
 int       ck_ctx_encodes_on_device(const ck_ctx *ctx);
@@ -202,6 +213,11 @@ int   ck_ctx_has_pinned_memory(const ck_ctx *ctx);
 /* Network only, on an already pre-processed input x (1,S,S,4) NHWC (normalized RGB + hint).
  * Writes alpha (S*S) and fg (S*S*3, interleaved) when non-NULL. */
 ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *fg_rgb);
+/* The same for n images in one forward (1 ≤ n ≤ ck_ctx_max_batch): x (n,S,S,4), alpha (n,S,S),
+ * fg (n,S,S,3). */
+ck_status ck_run_network_batch(ck_ctx *ctx, int n, const float *x_nhwc, float *alpha, float *fg_rgb);
+/* Images per forward this context was planned for (params.max_batch, resolved). */
+int       ck_ctx_max_batch(const ck_ctx *ctx);
 
 /* Peak bytes of the activation arena and of the weights for this context. */
 size_t ck_ctx_activation_bytes(const ck_ctx *ctx);

@@ -3,7 +3,6 @@
 #include "ctx.h"
 #include "model/random_weights.h"
 #include "pipeline/frame_ops.h"
-#include "pipeline/tiling.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -80,23 +79,68 @@ static ck_exec exec_for(ck_ctx *ctx, int planning) {
     return ex;
 }
 
-/* Plans (measures) the forward at S, then allocates the activation arena once. */
-static ck_status plan(ck_ctx *ctx) {
+/* Images per forward: params.max_batch, or auto (0): in tiled mode on CUDA as many tiles as fit
+ * CK_AUTO_BATCH_BYTES of activations (planned at B = 1 and 2: the arena grows by a fixed amount per
+ * image), at most 16; else 1. */
+#define CK_AUTO_BATCH_BYTES ((size_t)2 << 30)
+
+static size_t plan_bytes(ck_ctx *ctx, int B) {
     const int S = ctx->cfg.size;
     ck_arena_init(&ctx->arena, NULL, 0);
     ck_exec      ex = exec_for(ctx, 1);
-    ck_tensor    x  = CK_NEW(&ex, 1, S, S, 4); /* the input, in the activation dtype */
+    ck_tensor    x  = CK_NEW(&ex, B, S, S, 4); /* the input, in the activation dtype */
     ck_model_out o;
     ck_model_forward(&ex, &ctx->cfg, &ctx->w, &x, ctx->params.refiner_scale, ctx->params.use_refiner,
                      ctx->params.keep_intermediates, &o);
-    ctx->act_bytes = ctx->arena.high;
+    return ctx->arena.high;
+}
+
+static int resolve_batch(ck_ctx *ctx) {
+    if (ctx->params.max_batch > 0) return ctx->params.max_batch;
+    if (ctx->params.tile <= 0 || ctx->be->device != CK_DEVICE_CUDA) return 1;
+    const size_t one = plan_bytes(ctx, 1), two = plan_bytes(ctx, 2);
+    const size_t per = two > one ? two - one : one;
+    int          n   = (int)(CK_AUTO_BATCH_BYTES / (per ? per : 1));
+    return n < 1 ? 1 : n > 16 ? 16 : n;
+}
+
+/* Plans (measures) the forward at S for every batch size up to max_batch, then allocates the
+ * activation arena once, for the largest. */
+static ck_status plan(ck_ctx *ctx) {
+    const int S    = ctx->cfg.size;
+    ctx->max_batch = resolve_batch(ctx);
+    size_t high    = 0;
+    for (int B = 1; B <= ctx->max_batch; B++) {
+        const size_t b = plan_bytes(ctx, B);
+        high           = b > high ? b : high;
+    }
+    ctx->act_bytes = high;
     ctx->act_block = ctx->be->alloc(ctx->be, ctx->act_bytes);
     if (!ctx->act_block)
-        return ck__fail(&ctx->err, CK_STATUS_EOOM, "cannot allocate %.1f MiB of activations on %s for S=%d",
-                        ctx->act_bytes / 1048576.0, ctx->be->name, S);
+        return ck__fail(&ctx->err, CK_STATUS_EOOM, "cannot allocate %.1f MiB of activations on %s for S=%d%s",
+                        ctx->act_bytes / 1048576.0, ctx->be->name, S,
+                        ctx->max_batch > 1 ? " (lower the batch size)" : "");
     ck_arena_init(&ctx->arena, ctx->act_block, ctx->act_bytes);
     return CK_OK;
 }
+
+ck_status ck__ctx_host_batch(ck_ctx *ctx, int n) {
+    CK_ASSERT(n >= 1 && n <= ctx->max_batch);
+    if (n <= ctx->host_batch) return CK_OK;
+    const size_t per = (size_t)ctx->cfg.size * ctx->cfg.size * 4;
+    float       *x = malloc(per * n * sizeof(float)), *o = malloc(per * n * sizeof(float));
+    uint16_t    *x16 = ctx->be->act_dtype != CK_DTYPE_F32 ? malloc(per * n * sizeof(uint16_t)) : NULL;
+    if (!x || !o || (ctx->be->act_dtype != CK_DTYPE_F32 && !x16)) {
+        free(x), free(o), free(x16);
+        return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %d S=%d images", n, ctx->cfg.size);
+    }
+    if (ctx->host_x) memcpy(x, ctx->host_x, per * ctx->host_batch * sizeof(float));
+    free(ctx->host_x), free(ctx->host_out), free(ctx->host_x16);
+    ctx->host_x = x, ctx->host_out = o, ctx->host_x16 = x16, ctx->host_batch = n;
+    return CK_OK;
+}
+
+int ck_ctx_max_batch(const ck_ctx *ctx) { return ctx ? ctx->max_batch : 0; }
 
 ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params *params) {
     static ck_err init_err; /* for failures before a context exists */
@@ -112,6 +156,9 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     const char *pin_mb = getenv("CK_PINNED_MB"); /* override of the page-locked budget (diagnosis) */
     if (pin_mb && *pin_mb) ctx->pinned_budget = (size_t)strtoull(pin_mb, NULL, 10) << 20;
     ck_params *pm = &ctx->params;
+    if (pm->max_batch < 0 || pm->max_batch > CK_MAX_BATCH)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "batch %d: must be between 1 and %d (0 = auto)",
+                                       pm->max_batch, CK_MAX_BATCH));
     if (pm->tile != 0) {
         if (pm->tile < 32 || pm->tile % 32 != 0 || pm->tile_overlap < 0 || pm->tile_overlap >= pm->tile)
             return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL,
@@ -142,15 +189,12 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     if (st != CK_OK) return init_fail(ctx, st);
     st = plan(ctx);
     if (st != CK_OK) return init_fail(ctx, st);
-    const size_t n = (size_t)p->size * p->size * 4;
-    ctx->host_x    = malloc(n * sizeof(float));
-    ctx->host_out  = malloc(n * sizeof(float));
-    if (ctx->be->act_dtype != CK_DTYPE_F32) ctx->host_x16 = malloc(n * sizeof(uint16_t));
-    if (!ctx->host_x || !ctx->host_out || (ctx->be->act_dtype != CK_DTYPE_F32 && !ctx->host_x16))
-        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for S=%d frames", p->size));
+    st = ck__ctx_host_batch(ctx, 1);
+    if (st != CK_OK) return init_fail(ctx, st);
     ck_config_log(&ctx->cfg);
-    CK_LOG_INFO("%s: weights %.1f MiB on device (+ mapped file), activations %.1f MiB", ctx->be->name,
-                ctx->w.bytes / 1048576.0, ctx->act_bytes / 1048576.0);
+    CK_LOG_INFO("%s: weights %.1f MiB on device (+ mapped file), activations %.1f MiB%s", ctx->be->name,
+                ctx->w.bytes / 1048576.0, ctx->act_bytes / 1048576.0, "");
+    if (ctx->max_batch > 1) CK_LOG_INFO("batches of up to %d images per forward", ctx->max_batch);
     return CK_OK;
 }
 
@@ -161,6 +205,7 @@ void ck_ctx_free(ck_ctx *ctx) {
         ck_weights_free(&ctx->w);
         if (ctx->pre_dev) ctx->be->free(ctx->be, ctx->pre_dev);
         if (ctx->post_dev) ctx->be->free(ctx->be, ctx->post_dev);
+        ck__tiled_free(ctx);
         if (ctx->act_block) ctx->be->free(ctx->be, ctx->act_block);
         ctx->be->destroy(ctx->be);
     }
@@ -185,88 +230,110 @@ size_t           ck_ctx_activation_bytes(const ck_ctx *ctx) { return ctx->act_by
 size_t           ck_ctx_weight_bytes(const ck_ctx *ctx) { return ctx->w.bytes; }
 
 /* The input always sits at the start of the arena, so a captured graph stays valid across frames. */
-static ck_tensor input_tensor(ck_ctx *ctx) {
-    const int64_t shape[4] = {1, ctx->cfg.size, ctx->cfg.size, 4};
+ck_tensor ck__ctx_input(ck_ctx *ctx, int n) {
+    const int64_t shape[4] = {n, ctx->cfg.size, ctx->cfg.size, 4};
     return ck_tensor_make(ctx->act_block, ctx->be->act_dtype, 4, shape);
 }
 
-/* host_x (float32) → the input tensor. A 16-bit engine gets 16-bit values (rounded to nearest even here,
- * as the device conversion would): half the bytes over the bus and no float32 copy on the device. */
-ck_status ck__ctx_upload(ck_ctx *ctx) {
-    ck_tensor     x = input_tensor(ctx);
-    const int64_t n = ck_tensor_numel(&x);
+/* host_x (float32) images [first, first + n) → the input tensor's slots. A 16-bit engine gets 16-bit
+ * values (rounded to nearest even here, as the device conversion would): half the bytes over the bus
+ * and no float32 copy on the device. */
+static void upload_slots(ck_ctx *ctx, int first, int n) {
+    CK_ASSERT(first >= 0 && n >= 1 && first + n <= ctx->host_batch && first + n <= ctx->max_batch);
+    const ck_tensor x   = ck__ctx_input(ctx, first + n);
+    const int64_t   per = (int64_t)ctx->cfg.size * ctx->cfg.size * 4, i0 = first * per, i1 = (first + n) * per;
+    const size_t    es  = ck_dtype_size(x.dtype);
+    uint8_t        *dst = (uint8_t *)x.data + (size_t)i0 * es;
     if (x.dtype == CK_DTYPE_F32) {
-        ctx->be->upload(ctx->be, x.data, ctx->host_x, ck_tensor_nbytes(&x));
-        return CK_OK;
+        ctx->be->upload(ctx->be, dst, ctx->host_x + i0, (size_t)(i1 - i0) * es);
+        return;
     }
-    uint16_t   *h  = ctx->host_x16;
+    uint16_t    *h = ctx->host_x16;
     const float *f = ctx->host_x;
     if (x.dtype == CK_DTYPE_F16) {
 #pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; i++) h[i] = ck_f32_to_f16(f[i]);
+        for (int64_t i = i0; i < i1; i++) h[i] = ck_f32_to_f16(f[i]);
     } else {
 #pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; i++) h[i] = ck_f32_to_bf16(f[i]);
+        for (int64_t i = i0; i < i1; i++) h[i] = ck_f32_to_bf16(f[i]);
     }
-    ctx->be->upload(ctx->be, x.data, h, ck_tensor_nbytes(&x));
+    ctx->be->upload(ctx->be, dst, h + i0, (size_t)(i1 - i0) * es);
+}
+
+ck_status ck__ctx_upload_n(ck_ctx *ctx, int n) {
+    upload_slots(ctx, 0, n);
     return CK_OK;
 }
 
-static void enqueue_forward(ck_ctx *ctx) {
+ck_status ck__ctx_upload(ck_ctx *ctx) { return ck__ctx_upload_n(ctx, 1); }
+
+static void enqueue_forward(ck_ctx *ctx, int n) {
     ck_arena_reset(&ctx->arena, 0);
     ck_exec   ex = exec_for(ctx, 0);
-    ck_tensor x  = CK_NEW(&ex, 1, ctx->cfg.size, ctx->cfg.size, 4);
+    ck_tensor x  = CK_NEW(&ex, n, ctx->cfg.size, ctx->cfg.size, 4);
     CK_ASSERT(x.data == ctx->act_block);
     ck_model_forward(&ex, &ctx->cfg, &ctx->w, &x, ctx->params.refiner_scale, ctx->params.use_refiner,
                      ctx->params.keep_intermediates, &ctx->last);
+    ctx->last_batch = n;
 }
 
-ck_status ck__ctx_compute(ck_ctx *ctx) {
+ck_status ck__ctx_compute_n(ck_ctx *ctx, int n) {
     ck_backend *be = ctx->be;
+    CK_ASSERT(n >= 1 && n <= ctx->max_batch && n < CK_GRAPH_SLOTS);
     if (!use_graph(ctx)) {
-        enqueue_forward(ctx);
+        enqueue_forward(ctx, n);
         return CK_OK;
     }
-    if (!ctx->graph_ready) { /* first frame: record the whole forward once ("compile") */
+    if (!(ctx->graph_ready >> n & 1)) { /* first batch of n: record the whole forward once ("compile") */
         /* One eager forward first: ops make their one-time choices (cuDNN plans, weight layouts) outside
          * capture, where they may allocate and time; the capture then records the chosen paths. */
-        enqueue_forward(ctx);
+        enqueue_forward(ctx, n);
         be->synchronize(be);
         if (!be->ext.graph_begin(be)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph capture failed to start");
-        enqueue_forward(ctx);
-        if (!be->ext.graph_end(be)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph capture failed");
-        ctx->graph_ready = 1;
+        enqueue_forward(ctx, n);
+        if (!be->ext.graph_end(be, n)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph capture failed");
+        ctx->graph_ready |= (uint64_t)1 << n;
+        ctx->graph_out[n] = ctx->last;
     }
-    if (!be->ext.graph_launch(be)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph launch failed");
+    ctx->last = ctx->graph_out[n], ctx->last_batch = n; /* the replayed forward's tensors */
+    if (!be->ext.graph_launch(be, n)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph launch failed");
     return CK_OK;
 }
+
+ck_status ck__ctx_compute(ck_ctx *ctx) { return ck__ctx_compute_n(ctx, 1); }
 
 ck_status ck_ctx_warmup(ck_ctx *ctx) {
     if (!ctx) return CK_STATUS_EINVAL;
     if (ctx->failed) return CK_STATUS_EBADSTATE;
     if (ctx->be->device == CK_DEVICE_CPU) return CK_OK;
-    ck_tensor x = input_tensor(ctx);
-    memset(ctx->host_x, 0, sizeof(float) * (size_t)ck_tensor_numel(&x));
-    ck_status st = ck__ctx_upload(ctx);
-    if (st == CK_OK) st = ck__ctx_compute(ctx);
+    /* tiled: the batch the tiles of a plate fill (usually all of max_batch) */
+    const int       n = ctx->params.tile > 0 ? ctx->max_batch : 1;
+    const ck_tensor x = ck__ctx_input(ctx, n);
+    ctx->be->zero(ctx->be, &x); /* a blank input */
+    ck_status st = ck__ctx_compute_n(ctx, n);
     if (st == CK_OK) ctx->be->synchronize(ctx->be);
     if (st != CK_OK) ctx->failed = 1;
     return st;
 }
 
-ck_status ck__ctx_download(ck_ctx *ctx) {
+ck_status ck__ctx_download_n(ck_ctx *ctx, int n) {
+    CK_ASSERT(n == ctx->last_batch && n <= ctx->host_batch);
     ctx->be->download(ctx->be, ctx->host_out, ctx->last.out.data, ck_tensor_nbytes(&ctx->last.out));
     ctx->be->synchronize(ctx->be);
     return CK_OK;
 }
 
-ck_status ck__ctx_forward(ck_ctx *ctx) {
-    ck_status st = ck__ctx_upload(ctx);
-    if (st == CK_OK) st = ck__ctx_compute(ctx);
-    if (st == CK_OK) st = ck__ctx_download(ctx);
+ck_status ck__ctx_download(ck_ctx *ctx) { return ck__ctx_download_n(ctx, 1); }
+
+ck_status ck__ctx_forward_n(ck_ctx *ctx, int n) {
+    ck_status st = ck__ctx_upload_n(ctx, n);
+    if (st == CK_OK) st = ck__ctx_compute_n(ctx, n);
+    if (st == CK_OK) st = ck__ctx_download_n(ctx, n);
     if (st != CK_OK) ctx->failed = 1;
     return st;
 }
+
+ck_status ck__ctx_forward(ck_ctx *ctx) { return ck__ctx_forward_n(ctx, 1); }
 
 static size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
@@ -283,7 +350,8 @@ static ck_status gpu_preprocess_setup(ck_ctx *ctx, int w, int h) {
                           sizeof(int32_t) * S};
     size_t off[9], total = 0;
     for (int i = 0; i < 9; i++) off[i] = total, total += align256(sz[i]);
-    const size_t in_bytes = align256((size_t)S * S * 4 * ck_dtype_size(be->act_dtype)); /* the input x */
+    /* behind the input x of the largest batch: the slots filled before stay intact */
+    const size_t in_bytes = align256((size_t)ctx->max_batch * S * S * 4 * ck_dtype_size(be->act_dtype));
     uint8_t     *base;
     if (in_bytes + total <= ctx->act_bytes) {
         base = (uint8_t *)ctx->act_block + in_bytes;
@@ -322,18 +390,22 @@ static ck_status gpu_preprocess_setup(ck_ctx *ctx, int w, int h) {
     return CK_OK;
 }
 
-ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint) {
-    const int    S = ctx->cfg.size;
-    ck_backend  *be = ctx->be;
+ck_status ck__ctx_preprocess_slot(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, int slot) {
+    const int   S  = ctx->cfg.size;
+    ck_backend *be = ctx->be;
+    CK_ASSERT(slot >= 0 && slot < ctx->max_batch);
     if (be->ext.preprocess && ctx->params.gpu_preprocess != 0 && hint->width == rgb->width &&
         hint->height == rgb->height) {
         if (rgb->width != ctx->pre_w || rgb->height != ctx->pre_h) {
             ck_status st = gpu_preprocess_setup(ctx, rgb->width, rgb->height);
             if (st != CK_OK) return st;
         }
-        const size_t npx = (size_t)rgb->width * rgb->height;
-        ck_tensor    x   = input_tensor(ctx);
-        ctx->pre.x       = &x;
+        const size_t    npx  = (size_t)rgb->width * rgb->height;
+        const ck_tensor all  = ck__ctx_input(ctx, slot + 1);
+        const size_t    per  = ck_tensor_nbytes(&all) / (size_t)(slot + 1);
+        ck_tensor       x    = ck_tensor_make((uint8_t *)all.data + per * slot, all.dtype, 4, (int64_t[]){1, S, S, 4});
+        ctx->pre.x           = &x;
+        ctx->pre.pitch       = rgb->width;
         ctx->pre.input_is_linear = ctx->params.input_is_linear;
         /* all of it every frame: in the arena, the previous forward has overwritten it */
         be->upload(be, (void *)ctx->pre.idx_x, ctx->pre_taps, ctx->pre_taps_bytes);
@@ -350,9 +422,16 @@ ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *h
         ctx->pre_scratch_floats = ctx->pre_scratch ? need : 0;
         if (!ctx->pre_scratch) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for pre-processing");
     }
-    ck_preprocess(ctx->host_x, rgb->data, rgb->width, rgb->height, hint->data, hint->width, hint->height, S,
-                  ctx->params.input_is_linear, ctx->pre_scratch);
-    return ck__ctx_upload(ctx);
+    ck_status st = ck__ctx_host_batch(ctx, slot + 1);
+    if (st != CK_OK) return st;
+    ck_preprocess(ctx->host_x + (size_t)slot * S * S * 4, rgb->data, rgb->width, rgb->height, hint->data, hint->width,
+                  hint->height, S, ctx->params.input_is_linear, ctx->pre_scratch);
+    upload_slots(ctx, slot, 1);
+    return CK_OK;
+}
+
+ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint) {
+    return ck__ctx_preprocess_slot(ctx, rgb, hint, 0);
 }
 
 size_t ck_ctx_device_peak_bytes(const ck_ctx *ctx) {
@@ -360,12 +439,17 @@ size_t ck_ctx_device_peak_bytes(const ck_ctx *ctx) {
 }
 const char *ck_ctx_device_name(const ck_ctx *ctx) { return ctx->be->name; }
 
-ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *fg_rgb) {
-    if (!ctx) return CK_STATUS_EINVAL;
+ck_status ck_run_network_batch(ck_ctx *ctx, int n, const float *x_nhwc, float *alpha, float *fg_rgb) {
+    if (!ctx || !x_nhwc) return CK_STATUS_EINVAL;
     if (ctx->failed) return CK_STATUS_EBADSTATE;
-    const size_t P = (size_t)ctx->cfg.size * ctx->cfg.size;
+    if (n < 1 || n > ctx->max_batch)
+        return ck__fail(&ctx->err, CK_STATUS_EINVAL, "a batch of %d images: this context takes 1 to %d", n,
+                        ctx->max_batch);
+    ck_status st = ck__ctx_host_batch(ctx, n);
+    if (st != CK_OK) return st;
+    const size_t P = (size_t)ctx->cfg.size * ctx->cfg.size * n;
     memcpy(ctx->host_x, x_nhwc, P * 4 * sizeof(float));
-    ck_status st = ck__ctx_forward(ctx);
+    st = ck__ctx_forward_n(ctx, n);
     if (st != CK_OK) return st;
     for (size_t i = 0; i < P; i++) {
         const float *o = ctx->host_out + 4 * i;
@@ -373,6 +457,10 @@ ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *
         if (fg_rgb) fg_rgb[3 * i] = o[1], fg_rgb[3 * i + 1] = o[2], fg_rgb[3 * i + 2] = o[3];
     }
     return CK_OK;
+}
+
+ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *fg_rgb) {
+    return ck_run_network_batch(ctx, 1, x_nhwc, alpha, fg_rgb);
 }
 
 static int image_ok(const ck_image *im, int channels) {
@@ -384,92 +472,6 @@ ck_status ck__check_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint
     if (!image_ok(rgb, 3)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "input image must be a non-empty 3-channel image");
     if (!image_ok(hint, 1)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "hint must be a non-empty 1-channel image");
     return CK_OK;
-}
-
-/* Alpha and fg (straight sRGB) of the whole plate, tile by tile (ck_params.tile). */
-static ck_status key_tiled(ck_ctx *ctx, const ck_image *rgb, const float *hint, float *alpha, float *fg) {
-    const ck_params *p = &ctx->params;
-    const int        w = rgb->width, h = rgb->height, S = ctx->cfg.size;
-    const int        tw = S < w ? S : w, th = S < h ? S : h;
-    int              ox[4096], oy[4096];
-    int              nx = ck_tile_origins(w, tw, p->tile_overlap, ox, 4096);
-    int              ny = ck_tile_origins(h, th, p->tile_overlap, oy, 4096);
-
-    /* single-tile shortcut: the hint's bounding box (hint > 0.01) plus 64 px fits one tile */
-    int bx0 = w, by0 = h, bx1 = -1, by1 = -1;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            if (hint[(size_t)y * w + x] > 0.01f) {
-                bx0 = x < bx0 ? x : bx0, bx1 = x > bx1 ? x : bx1;
-                by0 = y < by0 ? y : by0, by1 = y > by1 ? y : by1;
-            }
-    if (bx1 >= 0 && (nx > 1 || ny > 1)) {
-        const int mx0 = bx0 - 64 > 0 ? bx0 - 64 : 0, mx1 = bx1 + 64 < w - 1 ? bx1 + 64 : w - 1;
-        const int my0 = by0 - 64 > 0 ? by0 - 64 : 0, my1 = by1 + 64 < h - 1 ? by1 + 64 : h - 1;
-        if (mx1 - mx0 + 1 <= tw && my1 - my0 + 1 <= th) {
-            int cx = (mx0 + mx1 + 1) / 2 - tw / 2, cy = (my0 + my1 + 1) / 2 - th / 2;
-            cx = cx < 0 ? 0 : cx + tw > w ? w - tw : cx;
-            cy = cy < 0 ? 0 : cy + th > h ? h - th : cy;
-            ox[0] = cx, oy[0] = cy, nx = ny = 1;
-            CK_LOG_DBG("tiled: hint fits one tile at (%d, %d)", cx, cy);
-        }
-    }
-    const size_t F    = (size_t)w * h;
-    float       *acc  = calloc(F * 4, sizeof(float)); /* weighted alpha, fg */
-    float       *wsum = calloc(F, sizeof(float));
-    float       *crgb = malloc(sizeof(float) * (size_t)tw * th * 3), *chint = malloc(sizeof(float) * (size_t)tw * th);
-    float       *tout = malloc(sizeof(float) * (size_t)tw * th * 4);
-    float       *scr  = malloc(sizeof(float) * ck_preprocess_scratch_floats(tw, th, tw, th, S));
-    if (!acc || !wsum || !crgb || !chint || !tout || !scr) {
-        free(acc), free(wsum), free(crgb), free(chint), free(tout), free(scr);
-        return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for tiles");
-    }
-    ck_status st = CK_OK;
-    for (int ty = 0; ty < ny && st == CK_OK; ty++)
-        for (int tx = 0; tx < nx && st == CK_OK; tx++) {
-            const int x0 = ox[tx], y0 = oy[ty];
-            float     hmin = 1e30f, hmax = -1e30f;
-            for (int y = 0; y < th; y++) {
-                memcpy(crgb + (size_t)y * tw * 3, rgb->data + ((size_t)(y0 + y) * w + x0) * 3, sizeof(float) * tw * 3);
-                memcpy(chint + (size_t)y * tw, hint + (size_t)(y0 + y) * w + x0, sizeof(float) * tw);
-                for (int x = 0; x < tw; x++) {
-                    const float v = chint[(size_t)y * tw + x];
-                    hmin = v < hmin ? v : hmin, hmax = v > hmax ? v : hmax;
-                }
-            }
-            if (hmax < 0.01f || hmin > 0.99f) { /* hint-driven skip */
-                const int fgnd = hmin > 0.99f;
-                for (size_t i = 0; i < (size_t)tw * th; i++) {
-                    tout[4 * i] = fgnd ? 1.0f : 0.0f;
-                    for (int c = 0; c < 3; c++) {
-                        const float v   = crgb[3 * i + c];
-                        tout[4 * i + 1 + c] = fgnd ? (p->input_is_linear ? ck_linear_to_srgb(v) : v) : 0.0f;
-                    }
-                }
-            } else {
-                ck_preprocess(ctx->host_x, crgb, tw, th, chint, tw, th, S, p->input_is_linear, scr);
-                st = ck__ctx_forward(ctx);
-                if (st != CK_OK) break;
-                if (tw == S && th == S) memcpy(tout, ctx->host_out, sizeof(float) * (size_t)S * S * 4);
-                else ck_resize_lanczos4(tout, tw, th, ctx->host_out, S, S, 4);
-            }
-            for (int y = 0; y < th; y++) {
-                const float wy = ck_tile_weight_1d(y, y0, th, h, p->tile_overlap);
-                for (int x = 0; x < tw; x++) {
-                    const float  wt = wy * ck_tile_weight_1d(x, x0, tw, w, p->tile_overlap);
-                    const size_t o  = (size_t)(y0 + y) * w + x0 + x, t = (size_t)y * tw + x;
-                    wsum[o] += wt;
-                    for (int c = 0; c < 4; c++) acc[o * 4 + c] += wt * tout[t * 4 + c];
-                }
-            }
-        }
-    for (size_t i = 0; i < F && st == CK_OK; i++) {
-        const float inv = wsum[i] > 0 ? 1.0f / wsum[i] : 0.0f; /* 0 outside a single shortcut tile */
-        alpha[i]        = acc[i * 4] * inv;
-        for (int c = 0; c < 3; c++) fg[i * 3 + c] = acc[i * 4 + 1 + c] * inv;
-    }
-    free(acc), free(wsum), free(crgb), free(chint), free(tout), free(scr);
-    return st;
 }
 
 /* alpha (w,h,1) and fg (w,h,3) buffers of res, zeroed struct on failure. */
@@ -490,17 +492,24 @@ ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *h
     if (st != CK_OK) return st;
     const int S = ctx->cfg.size, w = rgb->width, h = rgb->height;
 
-    if (ctx->params.tile > 0) {
-        /* the hint at the plate's size first (bilinear, as CorridorKey when sizes differ) */
-        float *hint_full = hint->data;
-        if (hint->width != w || hint->height != h) {
-            hint_full = malloc(sizeof(float) * (size_t)w * h);
-            if (!hint_full) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
-            ck_resize_linear_cv(hint_full, w, h, hint->data, hint->width, hint->height, 1);
+    if (ctx->params.tile > 0) { /* tiled.c: alpha and fg at the plate's size */
+        if (!alloc_keyed(res, w, h)) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
+        if (ck__tiled_on_device(ctx, w, h)) {
+            const float *dev = NULL;
+            float       *blended = malloc(sizeof(float) * 4 * (size_t)w * h);
+            st = blended ? ck__key_tiled_device(ctx, rgb, hint, &dev)
+                         : ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
+            if (st == CK_OK) {
+                ctx->be->download(ctx->be, blended, dev, sizeof(float) * 4 * (size_t)w * h);
+                for (size_t i = 0; i < (size_t)w * h; i++) {
+                    res->alpha.data[i] = blended[4 * i];
+                    for (int c = 0; c < 3; c++) res->fg.data[3 * i + c] = blended[4 * i + 1 + c];
+                }
+            }
+            free(blended);
+        } else {
+            st = ck__key_tiled_host(ctx, rgb, hint, res->alpha.data, res->fg.data);
         }
-        st = alloc_keyed(res, w, h) ? CK_OK : ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
-        if (st == CK_OK) st = key_tiled(ctx, rgb, hint_full, res->alpha.data, res->fg.data);
-        if (hint_full != hint->data) free(hint_full);
         if (st != CK_OK) ck_result_free(res);
         return st;
     }

@@ -16,9 +16,12 @@ struct ck_ctx {
     size_t        act_bytes;
     ck_arena      arena;
     ck_model_out  last;      /* tensors of the last forward (valid while nothing else ran) */
-    float        *host_x;    /* (S, S, 4) pre-processed input */
-    float        *host_out;  /* (S, S, 4) alpha, fg */
-    uint16_t     *host_x16;  /* (S, S, 4) host_x in the 16-bit activation dtype (16-bit engines) */
+    int           last_batch; /* images in the last forward */
+    int           max_batch;  /* images per forward the arena is planned for (params.max_batch resolved) */
+    int           host_batch; /* images host_x / host_out / host_x16 hold (1, grown to max_batch on demand) */
+    float        *host_x;    /* (host_batch, S, S, 4) pre-processed input */
+    float        *host_out;  /* (host_batch, S, S, 4) alpha, fg */
+    uint16_t     *host_x16;  /* (host_batch, S, S, 4) host_x in the 16-bit activation dtype (16-bit engines) */
     float        *pre_scratch;     /* host pre-processing workspace */
     size_t        pre_scratch_floats;
     /* device pre-processing (gpu_preprocess) for frames of pre_w × pre_h: frame, hint, the horizontal
@@ -33,7 +36,9 @@ struct ck_ctx {
     /* device post-processing (gpu_postprocess, passes.c) for frames of post_w × post_h: passes | taps |
      * scratch, in the activation arena's larger gap around the network output when they fit (nothing
      * else is live there after the forward), else in post_dev */
-    int           post_w, post_h, post_comp;
+    int           post_w, post_h, post_comp, post_sw, post_sh; /* frame size, comp, source size */
+    const void   *post_live;       /* the arena region the layout kept clear (NULL: none) */
+    size_t        post_live_bytes;
     void         *post_dev;
     size_t        post_dev_bytes;
     ck_postprocess_args post;
@@ -53,13 +58,31 @@ struct ck_ctx {
     atomic_size_t enc_last_total;  /* the last frame's encoded bytes: ck_passes_reserve sizes by it */
     atomic_size_t pinned_bytes;    /* page-locked host memory handed out (ck_ctx_host_alloc), any thread */
     size_t        pinned_budget;   /* at most a quarter of physical memory */
-    int           graph_ready; /* forward captured as a CUDA graph */
+    uint64_t      graph_ready; /* bit B: the forward of batch B captured as a CUDA graph (graph slot B) */
+    ck_model_out  graph_out[CK_MAX_BATCH + 1]; /* the tensors of graph B's forward */
+    /* device tiled keying (tiled.c): the plate, the blend accumulators and the tiles' pre-processing
+     * scratch for plates of tile_w × tile_h, in tile_dev */
+    int           tile_w, tile_h;
+    void         *tile_dev;
+    size_t        tile_dev_bytes;
     int           failed;
     ck_err        err;
 };
 
-/* Runs the network on host_x into host_out: upload, compute (graph replay when enabled), download. */
+/* Runs the network on host_x into host_out: upload, compute (graph replay when enabled), download.
+ * The _n forms run a batch of n images (1 ≤ n ≤ max_batch; host buffers from ck__ctx_host_batch). */
 ck_status ck__ctx_forward(ck_ctx *ctx);
+ck_status ck__ctx_forward_n(ck_ctx *ctx, int n);
+ck_status ck__ctx_upload_n(ck_ctx *ctx, int n);
+ck_status ck__ctx_compute_n(ck_ctx *ctx, int n);
+ck_status ck__ctx_download_n(ck_ctx *ctx, int n);
+/* Grows host_x / host_out / host_x16 to n images (once; message set on failure). */
+ck_status ck__ctx_host_batch(ck_ctx *ctx, int n);
+/* The network input of batch n (n, S, S, 4) at the start of the arena, in the activation dtype. */
+ck_tensor ck__ctx_input(ck_ctx *ctx, int n);
+/* ck__ctx_preprocess into image `slot` of the network input: the slots of a batch are filled first,
+ * then one forward runs them. */
+ck_status ck__ctx_preprocess_slot(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, int slot);
 /* Puts the pre-processed frame (model_spec §7) into the network input on the backend: on the device
  * when gpu_preprocess is in effect (CUDA), else ck_preprocess into host_x and an upload. Full frame
  * only (tiles are cut on the host). rgb: 3 channels, hint: 1 channel, any sizes. */
@@ -69,5 +92,12 @@ ck_status ck__ctx_upload(ck_ctx *ctx);
 ck_status ck__check_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint);
 ck_status ck__ctx_compute(ck_ctx *ctx);
 ck_status ck__ctx_download(ck_ctx *ctx);
+/* Tiled keying (tiled.c): alpha (h,w) and straight fg (h,w,3) of the whole plate on the host ... */
+ck_status ck__key_tiled_host(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, float *alpha, float *fg);
+/* ... or, on the device, the blended plate as (h, w, 4) float32 alpha, fg R, G, B in device memory
+ * (valid until the next frame), ready for the device post-processing. */
+int       ck__tiled_on_device(const ck_ctx *ctx, int w, int h);
+ck_status ck__key_tiled_device(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, const float **out_dev);
+void      ck__tiled_free(ck_ctx *ctx);
 
 #endif

@@ -114,8 +114,10 @@ ck_status ck_passes_from_result(const ck_result *res, ck_passes *out) {
     return CK_OK;
 }
 
+/* Tiled contexts too: plates smaller than a tile are then keyed on the host inside ck_key_passes. */
 int ck_ctx_postprocess_on_device(const ck_ctx *ctx) {
-    return ctx && ctx->be->ext.postprocess && ctx->params.gpu_postprocess != 0 && ctx->params.tile <= 0;
+    return ctx && ctx->be->ext.postprocess && ctx->params.gpu_postprocess != 0 &&
+           (ctx->params.tile <= 0 || (ctx->be->ext.tile_blend && ctx->params.gpu_preprocess != 0));
 }
 
 int ck_ctx_encodes_on_device(const ck_ctx *ctx) {
@@ -213,12 +215,12 @@ static ck_status download_for_chunks(ck_ctx *ctx, ck_passes *out) {
     return CK_OK;
 }
 
-/* Lays out the device regions for frames of w × h (once per frame size): passes | taps | scratch, in
- * the larger of the activation arena's two gaps around the network output when they fit, else in
- * post_dev; and the host copy of the tap tables. */
-static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
+/* Lays out the device regions for frames of w × h from a source of sw × sh (once per frame size and
+ * source): passes | taps | scratch, in the larger of the activation arena's two gaps around `live`
+ * (the network outputs still to be post-processed; NULL when nothing in the arena is live: the whole
+ * arena is free) when they fit, else in post_dev; and the host copy of the tap tables. */
+static ck_status gpu_postprocess_setup(ck_ctx *ctx, int sw, int sh, int w, int h, int comp, const ck_tensor *live) {
     ck_backend  *be = ctx->be;
-    const int    S  = ctx->cfg.size;
     size_t       poff[4];
     const size_t passes  = passes_layout(w, h, comp, 1, poff);
     /* idx_x (w,8) | w_x (w,8) | idx_y (h,8) | w_y (h,8) */
@@ -226,7 +228,7 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
                             sizeof(int32_t) * 8 * (size_t)h, sizeof(float) * 8 * (size_t)h};
     size_t       toff[4], taps = 0;
     for (int i = 0; i < 4; i++) toff[i] = taps, taps += align256(tsz[i]);
-    const size_t post_scratch = align256(be->ext.postprocess_scratch_bytes(S, w, h));
+    const size_t post_scratch = align256(be->ext.postprocess_scratch_bytes(sw, sh, w, h));
     /* encoding, after the post-processing (over its scratch): xf | dst | seg_off | dst_off | bytes | scratch */
     const int     lines = 16, chunks = (h + lines - 1) / lines, n = 3 * chunks;
     const int     encode = encodes_width(ctx, w);
@@ -256,8 +258,8 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
     const size_t scratch = post_scratch > enc ? post_scratch : enc;
     const size_t total   = passes + taps + scratch;
 
-    uint8_t     *arena = ctx->act_block, *out = ctx->last.out.data;
-    const size_t out_lo = (size_t)(out - arena), out_hi = align256(out_lo + ck_tensor_nbytes(&ctx->last.out));
+    uint8_t     *arena = ctx->act_block, *out = live ? live->data : arena;
+    const size_t out_lo = (size_t)(out - arena), out_hi = live ? align256(out_lo + ck_tensor_nbytes(live)) : 0;
     CK_ASSERT(out >= arena && out_hi <= align256(ctx->act_bytes));
     const size_t gap_hi = ctx->act_bytes > out_hi ? ctx->act_bytes - out_hi : 0;
     uint8_t     *base;
@@ -276,8 +278,8 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
     }
     uint8_t *tap_host = malloc(taps);
     if (!tap_host) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory");
-    ck_resize_lanczos4_taps(S, w, (int32_t *)(tap_host + toff[0]), (float *)(tap_host + toff[1]));
-    ck_resize_lanczos4_taps(S, h, (int32_t *)(tap_host + toff[2]), (float *)(tap_host + toff[3]));
+    ck_resize_lanczos4_taps(sw, w, (int32_t *)(tap_host + toff[0]), (float *)(tap_host + toff[1]));
+    ck_resize_lanczos4_taps(sh, h, (int32_t *)(tap_host + toff[2]), (float *)(tap_host + toff[3]));
     free(ctx->post_taps);
     ctx->post_taps         = tap_host;
     ctx->post_taps_bytes   = taps;
@@ -288,7 +290,7 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
     ck_postprocess_args *a = &ctx->post;
     memset(a, 0, sizeof *a);
     uint8_t *t = ctx->post_taps_dev;
-    a->S = S, a->w = w, a->h = h;
+    a->sw = sw, a->sh = sh, a->w = w, a->h = h;
     a->idx_x = (const int32_t *)(t + toff[0]), a->w_x = (const float *)(t + toff[1]);
     a->idx_y = (const int32_t *)(t + toff[2]), a->w_y = (const float *)(t + toff[3]);
     a->alpha     = (uint16_t *)(base + poff[0]);
@@ -301,7 +303,8 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int w, int h, int comp) {
     ctx->enc_xf = e + eoff[0], ctx->enc_dst = e + eoff[1];
     ctx->enc_seg_off = (int64_t *)(e + eoff[2]), ctx->enc_dst_off = (int64_t *)(e + eoff[3]);
     ctx->enc_bytes = (int32_t *)(e + eoff[4]), ctx->enc_scratch = e + eoff[5];
-    ctx->post_w = w, ctx->post_h = h, ctx->post_comp = comp;
+    ctx->post_w = w, ctx->post_h = h, ctx->post_comp = comp, ctx->post_sw = sw, ctx->post_sh = sh;
+    ctx->post_live = live ? live->data : NULL, ctx->post_live_bytes = live ? ck_tensor_nbytes(live) : 0;
     return CK_OK;
 }
 
@@ -316,34 +319,37 @@ ck_status ck_passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h) {
     return chunks_reserve(ctx, out, 3 * ((h + 15) / 16), 0, last ? last : xf / 2);
 }
 
-ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_passes *out) {
-    if (!ctx || !rgb || !hint || !out) return CK_STATUS_EINVAL;
-    if (!ck_ctx_postprocess_on_device(ctx)) {
-        ck_result res = {0};
-        ck_status st  = ck_key_image(ctx, rgb, hint, &res);
-        if (st == CK_OK && out->pinned) {
-            st = passes_reserve(ctx, out, rgb->width, rgb->height, ctx->params.comp, 1);
-            if (st != CK_OK)
-                ck__fail(&ctx->err, st, "out of memory for the passes of a %dx%d frame", rgb->width, rgb->height);
-        }
-        if (st == CK_OK) {
-            st = ck_passes_from_result(&res, out);
-            if (st != CK_OK)
-                ck__fail(&ctx->err, st, "converting a %dx%d frame's passes failed: %s", rgb->width, rgb->height,
-                         ck_status_str(st));
-        }
-        ck_result_free(&res);
-        return st;
+/* The host path: ck_key_image, then the conversion. */
+static ck_status key_passes_host(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_passes *out) {
+    ck_result res = {0};
+    ck_status st  = ck_key_image(ctx, rgb, hint, &res);
+    if (st == CK_OK && out->pinned) {
+        st = passes_reserve(ctx, out, rgb->width, rgb->height, ctx->params.comp, 1);
+        if (st != CK_OK) ck__fail(&ctx->err, st, "out of memory for the passes of a %dx%d frame", rgb->width, rgb->height);
     }
-    ck_status st = ck__check_frame(ctx, rgb, hint);
-    if (st != CK_OK) return st;
-    const ck_params *p  = &ctx->params;
-    const int        w  = rgb->width, h = rgb->height, comp = p->comp != 0;
-    ck_backend      *be = ctx->be;
-    st                  = ck__ctx_preprocess(ctx, rgb, hint);
-    if (st == CK_OK) st = ck__ctx_compute(ctx);
-    if (st == CK_OK && (w != ctx->post_w || h != ctx->post_h || comp != ctx->post_comp))
-        st = gpu_postprocess_setup(ctx, w, h, comp);
+    if (st == CK_OK) {
+        st = ck_passes_from_result(&res, out);
+        if (st != CK_OK)
+            ck__fail(&ctx->err, st, "converting a %dx%d frame's passes failed: %s", rgb->width, rgb->height,
+                     ck_status_str(st));
+    }
+    ck_result_free(&res);
+    return st;
+}
+
+/* Post-processes (and encodes) src, (sh, sw, 4) float32 on the device, into out for a w × h frame.
+ * live: what of the arena must survive (see gpu_postprocess_setup). */
+static ck_status post_on_device(ck_ctx *ctx, const float *src, int sw, int sh, int w, int h, const ck_tensor *live,
+                                ck_passes *out) {
+    const ck_params *p    = &ctx->params;
+    const int        comp = p->comp != 0;
+    ck_backend      *be   = ctx->be;
+    const void      *lp   = live ? live->data : NULL;
+    const size_t     lb   = live ? ck_tensor_nbytes(live) : 0;
+    ck_status        st   = CK_OK;
+    if (w != ctx->post_w || h != ctx->post_h || comp != ctx->post_comp || sw != ctx->post_sw || sh != ctx->post_sh ||
+        lp != ctx->post_live || lb != ctx->post_live_bytes)
+        st = gpu_postprocess_setup(ctx, sw, sh, w, h, comp, live);
     /* files from device chunks need the halves only where a chunk is stored: added then */
     const int chunks_only = out->chunks_only && ctx->enc_n;
     if (st == CK_OK) st = passes_reserve(ctx, out, w, h, comp, !chunks_only) == CK_OK
@@ -354,7 +360,7 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
         return st;
     }
     ck_postprocess_args *a = &ctx->post;
-    a->out                 = ctx->last.out.data;
+    a->out                 = src;
     a->despill             = p->despill;
     a->despeckle           = p->despeckle;
     a->despeckle_size      = p->despeckle_size;
@@ -372,4 +378,49 @@ ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, 
     if (!chunks_only) be->download(be, out->block, ctx->post_passes_dev, ctx->post_passes_bytes);
     be->synchronize(be);
     return CK_OK;
+}
+
+ck_status ck_key_passes_batch(ck_ctx *ctx, int n, const ck_image *rgb, const ck_image *hint, ck_passes *out) {
+    if (!ctx || !rgb || !hint || !out || n < 1) return CK_STATUS_EINVAL;
+    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    const int tiled = ctx->params.tile > 0;
+    if (!tiled && n > ctx->max_batch)
+        return ck__fail(&ctx->err, CK_STATUS_EINVAL, "a batch of %d frames: this context takes 1 to %d", n,
+                        ctx->max_batch);
+    ck_status st = CK_OK;
+    if (!ck_ctx_postprocess_on_device(ctx)) {
+        for (int i = 0; i < n && st == CK_OK; i++) st = key_passes_host(ctx, &rgb[i], &hint[i], &out[i]);
+        return st;
+    }
+    for (int i = 0; i < n && st == CK_OK; i++) st = ck__check_frame(ctx, &rgb[i], &hint[i]);
+    if (st != CK_OK) return st;
+    if (tiled) { /* the batches are the tiles of each plate */
+        for (int i = 0; i < n && st == CK_OK; i++) {
+            const int w = rgb[i].width, h = rgb[i].height;
+            if (!ck__tiled_on_device(ctx, w, h)) { /* a plate smaller than a tile */
+                st = key_passes_host(ctx, &rgb[i], &hint[i], &out[i]);
+                continue;
+            }
+            const float *blended = NULL;
+            st = ck__key_tiled_device(ctx, &rgb[i], &hint[i], &blended);
+            if (st == CK_OK) st = post_on_device(ctx, blended, w, h, w, h, NULL, &out[i]);
+        }
+        return st;
+    }
+    for (int i = 0; i < n && st == CK_OK; i++) st = ck__ctx_preprocess_slot(ctx, &rgb[i], &hint[i], i);
+    if (st == CK_OK) st = ck__ctx_compute_n(ctx, n);
+    if (st != CK_OK) {
+        ctx->failed = 1;
+        return st;
+    }
+    const int       S    = ctx->cfg.size;
+    const ck_tensor live = ctx->last.out; /* (n, S, S, 4): every frame's output survives until its turn */
+    for (int i = 0; i < n && st == CK_OK; i++)
+        st = post_on_device(ctx, (const float *)live.data + (size_t)i * S * S * 4, S, S, rgb[i].width, rgb[i].height,
+                            &live, &out[i]);
+    return st;
+}
+
+ck_status ck_key_passes(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_passes *out) {
+    return ck_key_passes_batch(ctx, 1, rgb, hint, out);
 }

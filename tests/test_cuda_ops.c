@@ -483,16 +483,16 @@ static void test_graph(void) {
     CHECK_MSG(g_gpu->alloc(g_gpu, 1024) == NULL, "allocation during capture must be refused");
     ck_linear(&g_exg, &h.d, &x.d, &w.d, &b.d, CK_ACT_GELU, NULL);
     ck_layernorm(&g_exg, &y.d, &h.d, &g.d, &bt.d, 1e-6f);
-    CHECK(e->graph_end(g_gpu));
+    CHECK(e->graph_end(g_gpu, 0));
     tp_upload(&h); /* scribble (zeros) over the intermediate and the output, then replay */
     tp_upload(&y);
-    CHECK(e->graph_launch(g_gpu));
-    CHECK(e->graph_launch(g_gpu));
+    CHECK(e->graph_launch(g_gpu, 0));
+    CHECK(e->graph_launch(g_gpu, 0));
     tp_fetch(&y, replay);
     const int same = memcmp(eager, replay, y.n * sizeof(float)) == 0;
     CHECK_MSG(same, "[%s] graph replay differs from the eager run", g_prec_name);
     e->graph_reset(g_gpu);
-    CHECK(!e->graph_launch(g_gpu)); /* nothing to launch after a reset (1 = success) */
+    CHECK(!e->graph_launch(g_gpu, 0)); /* nothing to launch after a reset (1 = success) */
     const size_t peak = e->mem_peak(g_gpu);
     CHECK(peak > 0);
     printf("%s [%s] graph capture/replay; eager pair %.3f ms; peak %.1f MiB\n", same ? "OK    " : "NOT OK", g_prec_name,

@@ -202,14 +202,14 @@ static void device_path(ck_backend *be, const pcase *c, const float *out, dev_ou
     be->upload(be, d_ix, ix, sizeof(int32_t) * 8 * w), be->upload(be, d_wx, wx, sizeof(float) * 8 * w);
     be->upload(be, d_iy, iy, sizeof(int32_t) * 8 * h), be->upload(be, d_wy, wy, sizeof(float) * 8 * h);
 
-    const size_t scratch_bytes = be->ext.postprocess_scratch_bytes(S, w, h);
+    const size_t scratch_bytes = be->ext.postprocess_scratch_bytes(S, S, w, h);
     void        *d_a = dev_buf(be, 2 * n, 0xFF), *d_f = dev_buf(be, 6 * n, 0xFF), *d_p = dev_buf(be, 8 * n, 0xFF);
     void        *d_c = c->comp ? dev_buf(be, 3 * n, 0xFF) : NULL;
     void        *d_s = dev_buf(be, scratch_bytes, 0x5A);
 
     ck_postprocess_args args = {0};
     args.out                 = d_out;
-    args.S = S, args.w = w, args.h = h;
+    args.sw = S, args.sh = S, args.w = w, args.h = h;
     args.idx_x = d_ix, args.w_x = d_wx, args.idx_y = d_iy, args.w_y = d_wy;
     args.despill        = c->despill;
     args.despeckle      = c->despeckle;
@@ -285,7 +285,7 @@ int main(void) {
     if (!be) return CK_TEST_SKIP;
     CHECK(be->ext.postprocess != NULL && be->ext.postprocess_scratch_bytes != NULL);
     if (!be->ext.postprocess || !be->ext.postprocess_scratch_bytes) return test_summary();
-    printf("scratch at S=2048, 3840x2160: %zu bytes\n", be->ext.postprocess_scratch_bytes(2048, 3840, 2160));
+    printf("scratch at S=2048, 3840x2160: %zu bytes\n", be->ext.postprocess_scratch_bytes(2048, 2048, 3840, 2160));
 
     const pcase cases[] = {
         {128, 128, 128, 1, 40, 1.0f, 1},   /* model size: no resize */

@@ -7,6 +7,9 @@
 #   kernels   per-kernel device times of one forward at S = 2048 (ncu, gpu__time_duration), summed by kernel
 #   attn      dev/cuda attention bench (ATTN_ARGS, default: fp16 at 2048)
 #   peer      the side-by-side table: ckey fp16 and torch_greenformer.py (PEER_MODES) in this call
+#   tiles     batches and tiles: network throughput by batch at 512 and 768 (TILE_BATCHES), the full frame
+#             against tiled 768/64 and 512/64 at 2048 (sweep), and whole frames (every pass) of 2048² and
+#             3840×2160 plates, full frame and tiled (tiles.log)
 #   tests     the GPU test programs
 # Logs go to $OUT. carry/deps holds unpacked Debian packages where the machine lacks OpenBLAS or OpenEXR.
 set -uo pipefail
@@ -82,6 +85,27 @@ if has peer; then
     [ -f ../shared/peer/torch_greenformer.py ] && P=../shared/peer/torch_greenformer.py || P=carry/torch_greenformer.py
     PYTHONUNBUFFERED=1 timeout 480 python3 $P ${PEER_SIZES:-512,1024,2048} ${PEER_MODES:-half,compile-half:default} 2>&1 |
         grep -v Warning | tee "$OUT/peer.log" | tail -12
+fi
+if has tiles; then
+    echo "== batches and tiles (elapsed $(( $(date +%s) - start )) s)"
+    {
+        for S in 512 768; do
+            for n in ${TILE_BATCHES:-1 4 8 16}; do
+                $B bench --size $S --batch $n --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null
+            done
+        done
+        $B bench --sweep ablation --toggles compile --resolution 2048 --tiled 768/64 512/64 --device cuda \
+            --runs 10 --warmup 3 2>/dev/null
+        for f in 2048x2048 3840x2160; do
+            $B bench --size 2048 --frame $f --device cuda --precision fp16 --runs 5 --warmup 2 2>/dev/null
+            for t in ${TILE_CONFIGS:-768/64 512/64 1024/64}; do
+                $B bench --tile $t --frame $f --device cuda --precision fp16 --runs 5 --warmup 2 2>/dev/null
+            done
+        done
+        for n in ${TILE_4K_BATCHES:-6 9 18}; do
+            $B bench --tile 768/64 --batch $n --frame 3840x2160 --device cuda --precision fp16 --runs 5 --warmup 2 2>/dev/null
+        done
+    } 2>&1 | tee "$OUT/tiles.log"
 fi
 rm -f "$OUT/cmake.log" "$OUT/build.log" # kept only when the build fails (at most 8 files come back)
 echo "done in $(( $(date +%s) - start )) s"

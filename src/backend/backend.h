@@ -75,9 +75,10 @@ typedef void (*ck_op_zero_fn)(ck_backend *be, const ck_tensor *y);
  * device memory. Taps per axis from ck_resize_aa_taps: (S, K) indices and weights, (S) counts. */
 typedef struct ck_preprocess_args {
     const ck_tensor *x;           /* (1, S, S, 4) output, activation dtype */
-    const float     *rgb;         /* (h, w, 3) frame, float32 */
-    const float     *hint;        /* (h, w) hint at the frame size, float32 */
+    const float     *rgb;         /* (h, pitch, 3) frame, float32: columns [0, w) are read */
+    const float     *hint;        /* (h, pitch) hint at the frame size, float32 */
     int              w, h;
+    int              pitch;       /* pixels per source row (≥ w): a tile is read in place from its plate */
     const int32_t   *idx_x, *cnt_x; /* taps along x (w → S), Kx per output column */
     const float     *w_x;
     int              Kx;
@@ -94,11 +95,12 @@ typedef struct ck_preprocess_args {
  * (round to nearest even) for the EXR passes, uint8(clip(v, 0, 1)·255) truncated for the comp.
  * All pointers are device memory; outputs are interleaved (h, w, C). */
 typedef struct ck_postprocess_args {
-    const float   *out;         /* (S, S, 4) float32 network output: alpha, fg R, G, B */
-    int            S, w, h;     /* model size; frame size */
-    const int32_t *idx_x;       /* (w, 8) Lanczos-4 taps along x (S → w), ck_resize_lanczos4_taps */
+    const float   *out;         /* (sh, sw, 4) float32 network output: alpha, fg R, G, B; S×S full frame,
+                                   the frame's size when tiles were blended into it */
+    int            sw, sh, w, h; /* source size; frame size (no resize when they are equal) */
+    const int32_t *idx_x;       /* (w, 8) Lanczos-4 taps along x (sw → w), ck_resize_lanczos4_taps */
     const float   *w_x;         /* (w, 8) */
-    const int32_t *idx_y;       /* (h, 8) taps along y (S → h) */
+    const int32_t *idx_y;       /* (h, 8) taps along y (sh → h) */
     const float   *w_y;         /* (h, 8) */
     float          despill;     /* as ck_post_params */
     int            despeckle, despeckle_size;
@@ -106,7 +108,7 @@ typedef struct ck_postprocess_args {
     uint16_t      *fg;          /* (h, w, 3) half: raw straight sRGB fg (FG) */
     uint16_t      *processed;   /* (h, w, 4) half: linear premultiplied RGBA (Processed) */
     uint8_t       *comp;        /* (h, w, 3) 8-bit sRGB comp (Comp); NULL = none */
-    void          *scratch;     /* ext.postprocess_scratch_bytes(S, w, h) bytes, 256-byte aligned */
+    void          *scratch;     /* ext.postprocess_scratch_bytes(sw, sh, w, h) bytes, 256-byte aligned */
 } ck_postprocess_args;
 
 /* zlib streams (RFC 1950 + RFC 1951) of independent byte segments on the device ("gpu_encode": EXR
@@ -142,27 +144,52 @@ typedef struct ck_gather_args {
     int64_t       *dst_off; /* (n + 1) out */
 } ck_gather_args;
 
+/* Tiled keying on the device: the network outputs of a batch of tiles (and the constant outputs of
+ * skipped tiles) accumulated into the plate with the tiles' linear ramps, in the host's tile order and
+ * arithmetic (api.c / tiled.c), then normalized. All pointers are device memory. */
+#define CK_TILE_BG (-1) /* a skipped tile whose hint is all background: alpha 0, fg 0 */
+#define CK_TILE_FG (-2) /* all foreground: alpha 1, fg = the plate (to sRGB when linear) */
+typedef struct ck_tile_blend_args {
+    float         *acc;        /* (h, w, 4) Σ weight · (alpha, fg R, G, B) */
+    float         *wsum;       /* (h, w) Σ weight */
+    const float   *out;        /* (B, S, S, 4) float32 network outputs of the batch */
+    const float   *rgb;        /* (h, w, 3) the plate */
+    int            w, h, S;
+    const int32_t *tiles;      /* (n, 5): x0, y0, column of wx, row of wy, batch slot or CK_TILE_BG/FG */
+    int            first, count; /* tiles [first, first + count) are blended, in order */
+    const float   *wx, *wy;    /* (nx, S), (ny, S): per-axis ramp weights of each tile column / row */
+    int            bx0, by0, bx1, by1; /* the bounding box of those tiles, end exclusive */
+    int            input_is_linear;
+} ck_tile_blend_args;
+
+#define CK_GRAPH_SLOTS 33 /* batch sizes 1 .. CK_MAX_BATCH (include/ckey.h) */
+
 typedef struct ck_backend_ext {
     /* Optional: pre-processing on the device ("gpu_preprocess"), enqueued like an op. */
     void (*preprocess)(ck_backend *be, const ck_preprocess_args *a);
     /* Optional: post-processing on the device ("gpu_postprocess"), enqueued like an op; its scratch. */
     void (*postprocess)(ck_backend *be, const ck_postprocess_args *a);
-    size_t (*postprocess_scratch_bytes)(int S, int w, int h);
+    size_t (*postprocess_scratch_bytes)(int sw, int sh, int w, int h);
     /* Optional: zlib streams of byte segments on the device, enqueued like an op; its scratch. */
     void (*deflate)(ck_backend *be, const ck_deflate_args *a);
     size_t (*deflate_scratch_bytes)(int n, int64_t total_bytes);
     void (*pxr24)(ck_backend *be, const ck_pxr24_args *a);
     void (*gather)(ck_backend *be, const ck_gather_args *a);
+    /* Optional: tiled keying on the device (ck_tile_blend_args); normalize: acc (n, 4) ← acc / wsum
+     * (0 where wsum = 0). Enqueued like ops. */
+    void (*tile_blend)(ck_backend *be, const ck_tile_blend_args *a);
+    void (*tile_normalize)(ck_backend *be, float *acc, const float *wsum, int64_t n);
     /* Optional: a download enqueued without waiting (into page-locked memory; complete after the next
      * synchronize); NULL: callers use download. */
     void (*download_async)(ck_backend *be, void *dst_host, const void *src_dev, size_t bytes);
     /* Optional: page-locked host memory (fast transfers); NULL when the backend has none. */
     void *(*host_alloc)(ck_backend *be, size_t bytes);
     void (*host_free)(ck_backend *be, void *ptr);
-    /* CUDA Graph capture of everything enqueued between begin and end; launch replays it. */
+    /* CUDA Graph capture of everything enqueued between begin and end, kept in slot 0..CK_GRAPH_SLOTS−1
+     * (replacing what the slot held); launch replays a slot; reset drops every slot. */
     int (*graph_begin)(ck_backend *be);
-    int (*graph_end)(ck_backend *be);
-    int (*graph_launch)(ck_backend *be);
+    int (*graph_end)(ck_backend *be, int slot);
+    int (*graph_launch)(ck_backend *be, int slot);
     void (*graph_reset)(ck_backend *be);
     /* Peak device bytes allocated through this backend since creation (or the last reset). */
     size_t (*mem_peak)(ck_backend *be);

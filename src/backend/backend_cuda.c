@@ -156,12 +156,16 @@ static void cuda_synchronize(ck_backend *be) {
 
 /* ---- graphs: begin / end / launch return 1 on success, 0 on failure (logged) ---- */
 
+static void graph_slot_reset(ck_cuda *cu, int slot) {
+    if (cu->graph_exec[slot]) cudaGraphExecDestroy(cu->graph_exec[slot]);
+    if (cu->graph[slot]) cudaGraphDestroy(cu->graph[slot]);
+    cu->graph_exec[slot] = NULL;
+    cu->graph[slot]      = NULL;
+}
+
 static void cuda_graph_reset(ck_backend *be) {
     ck_cuda *cu = ck_cuda_of(be);
-    if (cu->graph_exec) cudaGraphExecDestroy(cu->graph_exec);
-    if (cu->graph) cudaGraphDestroy(cu->graph);
-    cu->graph_exec = NULL;
-    cu->graph      = NULL;
+    for (int i = 0; i < CK_GRAPH_SLOTS; i++) graph_slot_reset(cu, i);
 }
 
 static int cuda_graph_begin(ck_backend *be) {
@@ -179,8 +183,9 @@ static int cuda_graph_begin(ck_backend *be) {
     return 1;
 }
 
-static int cuda_graph_end(ck_backend *be) {
+static int cuda_graph_end(ck_backend *be, int slot) {
     ck_cuda *cu = ck_cuda_of(be);
+    CK_ASSERT(slot >= 0 && slot < CK_GRAPH_SLOTS);
     if (!cu->capturing) return 0;
     cudaGraph_t g = NULL;
     cudaError_t e = cudaStreamEndCapture(cu->stream, &g);
@@ -191,23 +196,24 @@ static int cuda_graph_end(ck_backend *be) {
         CK_LOG_ERR("CUDA backend: cudaStreamEndCapture failed: %s", cudaGetErrorString(e));
         return 0;
     }
-    cuda_graph_reset(be);
-    cu->graph = g;
-    e         = cudaGraphInstantiate(&cu->graph_exec, g, 0);
+    graph_slot_reset(cu, slot);
+    cu->graph[slot] = g;
+    e               = cudaGraphInstantiate(&cu->graph_exec[slot], g, 0);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        cu->graph_exec = NULL;
-        cuda_graph_reset(be);
+        cu->graph_exec[slot] = NULL;
+        graph_slot_reset(cu, slot);
         CK_LOG_ERR("CUDA backend: cudaGraphInstantiate failed: %s", cudaGetErrorString(e));
         return 0;
     }
     return 1;
 }
 
-static int cuda_graph_launch(ck_backend *be) {
+static int cuda_graph_launch(ck_backend *be, int slot) {
     ck_cuda *cu = ck_cuda_of(be);
-    if (!cu->graph_exec || cu->capturing) return 0;
-    cudaError_t e = cudaGraphLaunch(cu->graph_exec, cu->stream);
+    CK_ASSERT(slot >= 0 && slot < CK_GRAPH_SLOTS);
+    if (!cu->graph_exec[slot] || cu->capturing) return 0;
+    cudaError_t e = cudaGraphLaunch(cu->graph_exec[slot], cu->stream);
     if (e != cudaSuccess) {
         cudaGetLastError();
         CK_LOG_ERR("CUDA backend: cudaGraphLaunch failed: %s", cudaGetErrorString(e));
@@ -401,6 +407,8 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     be->ext.deflate_scratch_bytes = ck_deflate_cuda_scratch_bytes;
     be->ext.pxr24            = ck_pxr24_cuda;
     be->ext.gather           = ck_gather_cuda;
+    be->ext.tile_blend       = ck_tile_blend_cuda;
+    be->ext.tile_normalize   = ck_tile_normalize_cuda;
     be->ext.download_async   = cuda_download_async;
     be->ext.host_alloc       = cuda_host_alloc;
     be->ext.host_free        = cuda_host_free;

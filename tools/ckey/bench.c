@@ -67,6 +67,9 @@ static void usage_bench(FILE *f) {
             "input (S, S, 4 float32: normalized RGB and hint, NHWC) instead of the built-in smooth one;\n"
             "--dump-intermediates DIR (implies --slim 0) writes f1..f4, logits, logits_up and delta_raw of the\n"
             "last run as float32 .npy files (NHWC) into DIR, for precision studies against a reference.\n"
+            "--batch N runs N images per forward (median_ms is the batch's, per_image_ms = median_ms / N; the\n"
+            "images differ). --tile T/O makes the context tiled (model size T, overlap O): the network runs\n"
+            "batches of tiles (--batch, or as many as fit 2 GiB), and --frame keys the plate in tiles.\n"
             "\n"
             "Sweeps (the seed benchmarks' definitions): toggles slim (no kept intermediates), stage_gc,\n"
             "sdpa (fused attention), bf16 (16-bit activations vs fp32), fused_decode, gpu_preprocess,\n"
@@ -94,16 +97,16 @@ static void usage_bench(FILE *f) {
             "baseline row (all toggles off) of the resolution, else its first row. Progress goes to stderr.\n");
 }
 
-static double time_compute(ck_ctx *ctx) {
+static double time_compute(ck_ctx *ctx, int n) {
     ck_backend *be = ctx->be;
     if (be->ext.timer_mark) {
         be->ext.timer_mark(be, 0);
-        ck__ctx_compute(ctx);
+        ck__ctx_compute_n(ctx, n);
         be->ext.timer_mark(be, 1);
         return be->ext.timer_elapsed_ms(be);
     }
     double t0 = now_ms();
-    ck__ctx_compute(ctx);
+    ck__ctx_compute_n(ctx, n);
     be->synchronize(be);
     return now_ms() - t0;
 }
@@ -132,6 +135,7 @@ typedef struct bench_opts {
     unsigned      toggles;
     int           toggles_set;
     int           frame_w, frame_h; /* --frame: also time ck_key_passes on a frame of this size */
+    int           batch;            /* --batch: images per forward (0: the context's choice) */
 } bench_opts;
 
 static int make_frame_wh(int w, int h, ck_image *rgb, ck_image *hint);
@@ -221,38 +225,42 @@ static int bench_single(const bench_opts *o) {
         ck_ctx_free(ctx);
         return 1;
     }
-    const int S = p.size;
-    float    *x = malloc(sizeof(float) * (size_t)S * S * 4), *alpha = malloc(sizeof(float) * (size_t)S * S);
-    double   *t = malloc(sizeof(double) * (size_t)runs), *e2e = malloc(sizeof(double) * (size_t)runs);
+    const int    S = ck_ctx_params(ctx)->size, nb = ck_ctx_max_batch(ctx); /* S = the tile when tiled */
+    const size_t P = (size_t)S * S;
+    float       *x = malloc(sizeof(float) * P * 4 * nb), *alpha = malloc(sizeof(float) * P * nb);
+    double      *t = malloc(sizeof(double) * (size_t)runs), *e2e = malloc(sizeof(double) * (size_t)runs);
     if (!x || !alpha || !t || !e2e) {
         fprintf(stderr, "ckey: out of memory\n");
         return 1;
     }
     if (o->input) {
         if (!read_input(o->input, S, x)) return 1;
-    } else { /* smooth structured input (not zeros: zeros can run faster than real data) */
-        for (int y = 0; y < S; y++)
-            for (int xx = 0; xx < S; xx++)
-                for (int c = 0; c < 4; c++)
-                    x[((size_t)y * S + xx) * 4 + c] = (float)(sin(0.013 * (xx + 1) * (c + 1)) * cos(0.021 * y) * 1.5);
+        for (int b = 1; b < nb; b++) memcpy(x + P * 4 * b, x, sizeof(float) * P * 4);
+    } else { /* smooth structured input (not zeros: zeros can run faster than real data), shifted per image */
+        for (int b = 0; b < nb; b++)
+            for (int y = 0; y < S; y++)
+                for (int xx = 0; xx < S; xx++)
+                    for (int c = 0; c < 4; c++)
+                        x[P * 4 * b + ((size_t)y * S + xx) * 4 + c] =
+                            (float)(sin(0.013 * (xx + 1 + 37 * b) * (c + 1)) * cos(0.021 * (y + 11 * b)) * 1.5);
     }
     double t0 = now_ms();
-    if (ck_run_network(ctx, x, alpha, NULL) != CK_OK) {
+    if (ck_run_network_batch(ctx, nb, x, alpha, NULL) != CK_OK) {
         fprintf(stderr, "ckey: bench: %s\n", ck_ctx_last_error(ctx));
         return 1;
     }
     double first = now_ms() - t0;
-    for (int i = 0; i < warmup; i++) ck_run_network(ctx, x, alpha, NULL);
+    for (int i = 0; i < warmup; i++) ck_run_network_batch(ctx, nb, x, alpha, NULL);
     for (int i = 0; i < runs; i++) {
         double t1 = now_ms();
-        ck__ctx_upload(ctx);
-        t[i] = time_compute(ctx);
-        ck__ctx_download(ctx);
+        ck__ctx_upload_n(ctx, nb);
+        t[i] = time_compute(ctx, nb);
+        ck__ctx_download_n(ctx, nb);
         e2e[i] = now_ms() - t1;
     }
     if (o->profile) { /* separate pass: synchronizing per op would distort the timings above */
         ck_ops_profile_enable(1);
-        for (int i = 0; i < runs; i++) ck__ctx_compute(ctx);
+        for (int i = 0; i < runs; i++) ck__ctx_compute_n(ctx, nb);
         ck_ops_profile_report(stderr, runs);
         ck_ops_profile_enable(0);
     }
@@ -279,12 +287,14 @@ static int bench_single(const bench_opts *o) {
     getrusage(RUSAGE_SELF, &ru);
     const ck_params *pp = ck_ctx_params(ctx);
     printf("{\"size\": %d, \"device\": \"%s\", \"precision\": \"%s\", \"sdpa\": %d, \"pad64\": %d, "
-           "\"compile\": %d, \"stage_gc\": %d, \"slim\": %d, \"warmup\": %d, \"runs\": %d, "
-           "\"first_ms\": %.3f, \"median_ms\": %.3f, \"min_ms\": %.3f, \"p95_ms\": %.3f, \"e2e_median_ms\": %.3f, "
+           "\"compile\": %d, \"stage_gc\": %d, \"slim\": %d, \"warmup\": %d, \"runs\": %d, \"batch\": %d, "
+           "\"tile\": %d, \"tile_overlap\": %d, \"first_ms\": %.3f, \"median_ms\": %.3f, \"per_image_ms\": %.3f, "
+           "\"min_ms\": %.3f, \"p95_ms\": %.3f, \"e2e_median_ms\": %.3f, "
            "\"activation_mib\": %.1f, \"weights_mib\": %.1f, \"device_peak_mib\": %.1f, \"peak_rss_mib\": %.1f, "
            "%s\"alpha_center\": %.6f, \"checkpoint\": \"%s\"}\n",
            S, ck_cli_device_name(ctx), ck_dtype_name(ctx->be->act_dtype), pp->fused_attention, pp->pad64, pp->cuda_graph,
-           pp->stage_gc, !pp->keep_intermediates, warmup, runs, first, med, mn, p95, e2e_med,
+           pp->stage_gc, !pp->keep_intermediates, warmup, runs, nb, pp->tile, pp->tile_overlap, first, med, med / nb, mn,
+           p95, e2e_med,
            ck_ctx_activation_bytes(ctx) / 1048576.0, ck_ctx_weight_bytes(ctx) / 1048576.0,
            ck_ctx_device_peak_bytes(ctx) / 1048576.0, ru.ru_maxrss / 1024.0, frame_json,
            (double)ctx->host_out[((size_t)S * S / 2 + S / 2) * 4], o->ckpt);
@@ -349,8 +359,18 @@ static double full_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint,
     return now_ms() - t0;
 }
 
-/* One frame of a tiled row: ck_key_image on the whole frame (wall clock; it ends with a download). */
+/* One frame of a tiled row. On the device, as a full-frame row: the tiles' pre-processing + the batched
+ * forwards + the blend + device sync (event timers). Else ck_key_image on the whole frame (wall clock;
+ * it ends with the host's finishing). */
 static double tiled_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_status *st) {
+    ck_backend *be = ctx->be;
+    if (ck__tiled_on_device(ctx, rgb->width, rgb->height) && be->ext.timer_mark) {
+        const float *blended = NULL;
+        be->ext.timer_mark(be, 0);
+        *st = ck__key_tiled_device(ctx, rgb, hint, &blended);
+        be->ext.timer_mark(be, 1);
+        return be->ext.timer_elapsed_ms(be);
+    }
     ck_result    res = {0};
     const double t0  = now_ms();
     *st              = ck_key_image(ctx, rgb, hint, &res);
@@ -750,6 +770,21 @@ int ck_cli_bench(int argc, char **argv) {
                 fprintf(stderr, "ckey: --frame expects WxH (e.g. 3840x2160), got '%s'\n", v ? v : "");
                 return 2;
             }
+        } else if (!strcmp(a, "--batch")) {
+            o.batch = atoi(v), o.p.max_batch = o.batch;
+            if (o.batch < 1 || o.batch > CK_MAX_BATCH) {
+                fprintf(stderr, "ckey: --batch expects 1 to %d, got '%s'\n", CK_MAX_BATCH, v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--tile")) {
+            int  t = 0, ov = 0;
+            char extra;
+            if (sscanf(v, "%d/%d%c", &t, &ov, &extra) != 2 || t < 32 || t % 32 || ov < 0 || ov >= t) {
+                fprintf(stderr, "ckey: --tile expects TILE/OVERLAP (TILE a multiple of 32, 0 <= OVERLAP < TILE), got '%s'\n",
+                        v);
+                return 2;
+            }
+            o.p.tile = t, o.p.tile_overlap = ov;
         } else if (!strcmp(a, "--profile")) {
             if (!flag01(a, v, &o.profile)) return 2;
             if (o.profile) o.p.cuda_graph = 0;

@@ -74,8 +74,8 @@ typedef struct ck_cuda {
     int         n_allocs, cap_allocs;
     size_t      mem_cur, mem_peak;
     /* CUDA Graph of one captured sequence */
-    cudaGraph_t     graph;
-    cudaGraphExec_t graph_exec;
+    cudaGraph_t     graph[CK_GRAPH_SLOTS];      /* one captured forward per slot (the context: per batch size) */
+    cudaGraphExec_t graph_exec[CK_GRAPH_SLOTS];
     cudaEvent_t     ev[2];
     ck_lt_plan      plans[CK_LT_CACHE];
     int             plan_next; /* round-robin eviction */
@@ -101,11 +101,13 @@ cudaStream_t ck_cuda_stream(ck_backend *be);
 /* ---- ops (signatures as in backend/backend.h) ---- */
 void ck_preprocess_cuda(ck_backend *be, const ck_preprocess_args *a);
 void   ck_postprocess_cuda(ck_backend *be, const ck_postprocess_args *a);
-size_t ck_postprocess_cuda_scratch_bytes(int S, int w, int h);
+size_t ck_postprocess_cuda_scratch_bytes(int sw, int sh, int w, int h);
 void   ck_deflate_cuda(ck_backend *be, const ck_deflate_args *a);
 size_t ck_deflate_cuda_scratch_bytes(int n, int64_t total_bytes);
 void   ck_pxr24_cuda(ck_backend *be, const ck_pxr24_args *a);
 void   ck_gather_cuda(ck_backend *be, const ck_gather_args *a);
+void   ck_tile_blend_cuda(ck_backend *be, const ck_tile_blend_args *a);
+void   ck_tile_normalize_cuda(ck_backend *be, float *acc, const float *wsum, int64_t n);
 void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
                     ck_act act, const ck_tensor *residual);
 void ck_layernorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,

@@ -3,7 +3,7 @@
  * writers store them (half for the EXR passes, 8-bit truncation for the comp).
  *
  * Kernels, in launch order on the backend stream:
- *   1. pp_hpass, pp_vpass (skipped when the frame is S×S, as the host skips the resize): OpenCV
+ *   1. pp_hpass, pp_vpass (skipped when the source has the frame's size, as the host skips the resize): OpenCV
  *      Lanczos-4 with the host's taps. Horizontally acc = 0, acc += s·w left to right; vertically the
  *      host's row loop sums the first W & ~3 elements of a row as s0·w0 + (s1·w1 + (… + s7·w7)) and
  *      the tail left to right, W = w for alpha and 3w for fg (they are resized as separate images), so
@@ -29,10 +29,10 @@
  *      powf is the device's (it may differ from glibc's by an ulp; everything else is exact).
  *
  * Scratch (ck_postprocess_cuda_scratch_bytes; N = w·h, every buffer 256-byte aligned):
- *   region A: tmp (S, w, 4) float32 during the resize; then labels (h, w) int32, area (h, w) int32,
+ *   region A: tmp (sh, w, 4) float32 during the resize; then labels (h, w) int32, area (h, w) int32,
  *             kept mask (h, w) uint8 (later the dilated mask) and row distances (h, w) uint8 during the
- *             despeckle, hsum (h, w) uint16 over the labels for the blur:  max(16·S·w, 10·N) bytes
- *   region B: res (h, w, 4) float32 resized alpha, fg R, G, B (absent when w = h = S):  16·N bytes
+ *             despeckle, hsum (h, w) uint16 over the labels for the blur:  max(16·sh·w, 10·N) bytes
+ *   region B: res (h, w, 4) float32 resized alpha, fg R, G, B (absent without a resize):  16·N bytes
  * At S = 2048 and a 3840×2160 frame: 125,829,120 + 132,710,400 = 258,539,520 bytes (246.6 MiB).
  */
 #include "ops/cuda/common.cuh"
@@ -61,34 +61,34 @@ typedef struct pp_layout {
     size_t total;
 } pp_layout;
 
-static pp_layout pp_plan(int S, int w, int h) {
+static pp_layout pp_plan(int sw, int sh, int w, int h) {
     const size_t N      = (size_t)w * h;
-    const int    resize = !(w == S && h == S);
+    const int    resize = !(w == sw && h == sh);
     pp_layout    L;
     L.tmp = L.labels = L.hsum = 0;
     L.area                   = pp_align(N * sizeof(int32_t));
     L.keep                   = L.area + pp_align(N * sizeof(int32_t));
     L.dist                   = L.keep + pp_align(N);
     const size_t despeckle_b = L.dist + pp_align(N);
-    const size_t tmp_b       = resize ? pp_align((size_t)S * w * 4 * sizeof(float)) : 0;
+    const size_t tmp_b       = resize ? pp_align((size_t)sh * w * 4 * sizeof(float)) : 0;
     L.res                    = tmp_b > despeckle_b ? tmp_b : despeckle_b;
     L.total                  = L.res + (resize ? pp_align(N * 4 * sizeof(float)) : 0);
     return L;
 }
 
-extern "C" size_t ck_postprocess_cuda_scratch_bytes(int S, int w, int h) {
-    CK_ASSERT(S > 0 && w > 0 && h > 0);
-    return pp_plan(S, w, h).total;
+extern "C" size_t ck_postprocess_cuda_scratch_bytes(int sw, int sh, int w, int h) {
+    CK_ASSERT(sw > 0 && sh > 0 && w > 0 && h > 0);
+    return pp_plan(sw, sh, w, h).total;
 }
 
 /* ---- 1. Lanczos-4 resize ---- */
 
-/* tmp (S, w, 4) = horizontal pass over every row of out (S, S, 4); HResizeLanczos4's order. */
-__global__ void pp_hpass(float4 *__restrict__ tmp, const float4 *__restrict__ out, int S, int w,
+/* tmp (sh, w, 4) = horizontal pass over every row of out (sh, sw, 4); HResizeLanczos4's order. */
+__global__ void pp_hpass(float4 *__restrict__ tmp, const float4 *__restrict__ out, int sw, int sh, int w,
                          const int32_t *__restrict__ idx, const float *__restrict__ wt) {
-    CK_GRID_STRIDE(i, (int64_t)S * w) {
+    CK_GRID_STRIDE(i, (int64_t)sh * w) {
         const int64_t x = i % w, y = i / w;
-        const float4 *row = out + y * S;
+        const float4 *row = out + y * sw;
         float4        a   = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
         for (int j = 0; j < 8; j++) {
@@ -117,7 +117,7 @@ __device__ __forceinline__ float pp_lz_v(const float v[8], const float wv[8], bo
     return acc;
 }
 
-/* res (h, w, 4) = vertical pass over tmp (S, w, 4). */
+/* res (h, w, 4) = vertical pass over tmp (sh, w, 4). */
 __global__ void pp_vpass(float4 *__restrict__ res, const float4 *__restrict__ tmp, int w, int h,
                          const int32_t *__restrict__ idx, const float *__restrict__ wt) {
     const int64_t nv_alpha = (int64_t)w & ~(int64_t)3;       /* alpha rows hold w elements */
@@ -471,13 +471,13 @@ static void pp_make_consts(pp_consts *c, int w, int h) {
 
 extern "C" void ck_postprocess_cuda(ck_backend *be, const ck_postprocess_args *a) {
     ck_cuda      *cu = ck_cuda_of(be);
-    const int     S = a->S, w = a->w, h = a->h;
+    const int     sw = a->sw, sh = a->sh, w = a->w, h = a->h;
     const int64_t n = (int64_t)w * h;
-    CK_ASSERT(S > 0 && w > 0 && h > 0 && n <= INT32_MAX); /* labels are int32 pixel indices */
+    CK_ASSERT(sw > 0 && sh > 0 && w > 0 && h > 0 && n <= INT32_MAX); /* labels are int32 pixel indices */
     CK_ASSERT(a->out && a->alpha && a->fg && a->processed && a->scratch);
     CK_ASSERT(ck_aligned(a->out, 16) && ck_aligned(a->scratch, 256));
-    const int       resize = !(w == S && h == S);
-    const pp_layout L      = pp_plan(S, w, h);
+    const int       resize = !(w == sw && h == sh);
+    const pp_layout L      = pp_plan(sw, sh, w, h);
     uint8_t        *base   = (uint8_t *)a->scratch;
     const unsigned  grid   = ck_grid_for(cu, n, PP_THREADS);
 
@@ -485,8 +485,8 @@ extern "C" void ck_postprocess_cuda(ck_backend *be, const ck_postprocess_args *a
     if (resize) {
         CK_ASSERT(a->idx_x && a->w_x && a->idx_y && a->w_y);
         float4 *tmp = (float4 *)(base + L.tmp), *rb = (float4 *)(base + L.res);
-        pp_hpass<<<ck_grid_for(cu, (int64_t)S * w, PP_THREADS), PP_THREADS, 0, cu->stream>>>(
-            tmp, (const float4 *)a->out, S, w, a->idx_x, a->w_x);
+        pp_hpass<<<ck_grid_for(cu, (int64_t)sh * w, PP_THREADS), PP_THREADS, 0, cu->stream>>>(
+            tmp, (const float4 *)a->out, sw, sh, w, a->idx_x, a->w_x);
         CK_KERNEL_CHECK(cu);
         pp_vpass<<<grid, PP_THREADS, 0, cu->stream>>>(rb, tmp, w, h, a->idx_y, a->w_y);
         CK_KERNEL_CHECK(cu);

@@ -4,27 +4,27 @@
  * axis of unchanged size skipped as PyTorch does, linear→sRGB when the frame is linear, ImageNet
  * normalization as a subtraction then a division; the hint channel is not normalized.
  * Two kernels: the horizontal pass over all frame rows into tmp (h, S, 4), then the vertical pass, the
- * colour step and the store in the activation dtype. */
+ * colour step and the store in the activation dtype. The source may be a tile of a larger plate (pitch). */
 #include "ops/cuda/common.cuh"
 
 /* (n−1) rounded down to a multiple of 4: taps 1..this are summed unfused (see resample.c). */
 __device__ __forceinline__ int aa_unfused(int n) { return ((n - 1) / 4) * 4; }
 
 __global__ void pre_hpass(float *__restrict__ tmp, const float *__restrict__ rgb, const float *__restrict__ hint,
-                          int w, int h, int S, const int32_t *__restrict__ idx, const float *__restrict__ wt,
-                          const int32_t *__restrict__ cnt, int K) {
+                          int w, int h, int pitch, int S, const int32_t *__restrict__ idx,
+                          const float *__restrict__ wt, const int32_t *__restrict__ cnt, int K) {
     CK_GRID_STRIDE(i, (int64_t)h * S) {
         const int     ox = (int)(i % S);
         const int64_t y  = i / S;
         float         o[4];
         if (w == S) { /* unchanged axis: copied */
-            for (int c = 0; c < 3; c++) o[c] = rgb[(y * w + ox) * 3 + c];
-            o[3] = hint[y * w + ox];
+            for (int c = 0; c < 3; c++) o[c] = rgb[(y * pitch + ox) * 3 + c];
+            o[3] = hint[y * pitch + ox];
         } else {
             const int    n = cnt[ox], nu = aa_unfused(n), x0 = idx[(int64_t)ox * K];
             const float *wv = wt + (int64_t)ox * K;
-            const float *r  = rgb + (y * w + x0) * 3;
-            const float *hh = hint + y * w + x0;
+            const float *r  = rgb + (y * pitch + x0) * 3;
+            const float *hh = hint + y * pitch + x0;
             for (int c = 0; c < 3; c++) o[c] = __fmul_rn(r[c], wv[0]);
             o[3] = __fmul_rn(hh[0], wv[0]);
             for (int j = 1; j < n; j++) {
@@ -91,9 +91,9 @@ extern "C" void ck_preprocess_cuda(ck_backend *be, const ck_preprocess_args *a) 
     ck_cuda      *cu = ck_cuda_of(be);
     const int64_t S  = a->x->shape[1];
     CK_ASSERT(a->x->ndim == 4 && a->x->shape[0] == 1 && a->x->shape[2] == S && a->x->shape[3] == 4);
-    CK_ASSERT(ck_aligned(a->tmp, 16));
+    CK_ASSERT(ck_aligned(a->tmp, 16) && a->pitch >= a->w);
     pre_hpass<<<ck_grid_for(cu, (int64_t)a->h * S, 256), 256, 0, cu->stream>>>(
-        a->tmp, a->rgb, a->hint, a->w, a->h, (int)S, a->idx_x, a->w_x, a->cnt_x, a->Kx);
+        a->tmp, a->rgb, a->hint, a->w, a->h, a->pitch, (int)S, a->idx_x, a->w_x, a->cnt_x, a->Kx);
     CK_KERNEL_CHECK(cu);
     CK_DISPATCH_FLOAT(a->x->dtype, T,
                       (pre_vpass<T><<<ck_grid_for(cu, S * S, 256), 256, 0, cu->stream>>>(
