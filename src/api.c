@@ -116,6 +116,17 @@ static ck_status plan(ck_ctx *ctx) {
     }
     ctx->act_bytes = high;
     ctx->act_block = ctx->be->alloc(ctx->be, ctx->act_bytes);
+    /* an automatic batch gives way to a device with less memory: halved until the arena fits */
+    while (!ctx->act_block && ctx->params.max_batch == 0 && ctx->max_batch > 1) {
+        ctx->max_batch /= 2;
+        high = 0;
+        for (int B = 1; B <= ctx->max_batch; B++) {
+            const size_t b = plan_bytes(ctx, B);
+            high           = b > high ? b : high;
+        }
+        ctx->act_bytes = high;
+        ctx->act_block = ctx->be->alloc(ctx->be, ctx->act_bytes);
+    }
     if (!ctx->act_block)
         return ck__fail(&ctx->err, CK_STATUS_EOOM, "cannot allocate %.1f MiB of activations on %s for S=%d%s",
                         ctx->act_bytes / 1048576.0, ctx->be->name, S,

@@ -10,6 +10,9 @@
 #   tiles     batches and tiles: network throughput by batch at 512 and 768 (TILE_BATCHES), the full frame
 #             against tiled 768/64 and 512/64 at 2048 (sweep), and whole frames (every pass) of 2048² and
 #             3840×2160 plates, full frame and tiled (tiles.log)
+#   kernels512  per-kernel device times of one forward at S = 512 in batches of 8 (ncu)
+#   e2e       `ckey key` end to end (every pass written): a 48-frame 16-bit 3840×2160 PNG clip at 2048 full
+#             frame and in 768/64 tiles, and a 1920×1080 clip at 512 in batches of 1 and 8 (e2e.log)
 #   tests     the GPU test programs
 # Logs go to $OUT. carry/deps holds unpacked Debian packages where the machine lacks OpenBLAS or OpenEXR.
 set -uo pipefail
@@ -86,6 +89,47 @@ if has peer; then
     PYTHONUNBUFFERED=1 timeout 480 python3 $P ${PEER_SIZES:-512,1024,2048} ${PEER_MODES:-half,compile-half:default} 2>&1 |
         grep -v Warning | tee "$OUT/peer.log" | tail -12
 fi
+if has kernels512; then
+    echo "== per-kernel times at 512, batches of 8 (ncu; elapsed $(( $(date +%s) - start )) s)"
+    timeout 200 ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file /tmp/ncu_512.csv \
+        $B bench --size 512 --batch 8 --device cuda --precision fp16 --runs 2 --warmup 0 --compile 0 > /dev/null 2>&1
+    echo "ncu rc=$?"
+    python3 tools/bench/ncu_summary.py /tmp/ncu_512.csv | tee "$OUT/kernels_512x8.md" | head -45
+fi
+
+if has e2e; then
+    echo "== end to end (elapsed $(( $(date +%s) - start )) s)"
+    c=/tmp/clips
+    # clip W H N: N frames of 8 generated plates, repeated, in $c/WxH/{Plate,AlphaHint}
+    clip() {
+        local d=$c/$1x$2 i j k
+        $B plates --out $d/gen --size $1x$2 --count 8 --format png --seed 3 > /dev/null 2>&1
+        mkdir -p $d/Plate $d/AlphaHint
+        for i in $(seq 0 $(($3 - 1))); do
+            j=$(printf %04d $((i % 8))); k=$(printf %05d $i)
+            ln -sf $d/gen/Plate/$j.png $d/Plate/$k.png; ln -sf $d/gen/AlphaHint/$j.png $d/AlphaHint/$k.png
+        done
+    }
+    clip 3840 2160 48; clip 1920 1080 96
+    run() { # NAME DIR [ckey key options]
+        local name=$1 d=$2; shift 2
+        rm -rf /tmp/e2e_out
+        $B key --image $d/Plate --hint $d/AlphaHint --out /tmp/e2e_out --device cuda --json "$@" 2>/dev/null |
+            grep -E '"completed"|"failed"' > /tmp/e2e_$name.json
+        echo "$name ($*): $(grep -o '"fps": [0-9.]*' /tmp/e2e_$name.json)" \
+            "$(grep -o '"stage_ms_per_frame": {[^}]*}' /tmp/e2e_$name.json)" \
+            "$(grep -o '"device_peak_mib": [0-9.]*' /tmp/e2e_$name.json)" \
+            "out $(du -sm /tmp/e2e_out | cut -f1) MB, $(ls /tmp/e2e_out/Matte | wc -l)/$(ls /tmp/e2e_out/Comp | wc -l) frames"
+    }
+    {
+        run 4k_full $c/3840x2160 --checkpoint random:base_plus --size 2048
+        run 4k_tiled768 $c/3840x2160 --checkpoint random:base_plus --tile 768 --overlap 64
+        run hd_512_b1 $c/1920x1080 --checkpoint random:base_plus --size 512
+        run hd_512_b8 $c/1920x1080 --checkpoint random:base_plus --size 512 --batch 8
+    } 2>&1 | tee "$OUT/e2e.log"
+    rm -rf $c /tmp/e2e_out
+fi
+
 if has tiles; then
     echo "== batches and tiles (elapsed $(( $(date +%s) - start )) s)"
     {

@@ -14,7 +14,10 @@
  *   CPU peak RSS MiB(S) = checkpoint + 218 + 2489 · (S / 2048)²
  *     (measured 753.5 / 3086.5 at 512 / 2048 with the 380 MiB random:base_plus weights).
  * These move as the engine's memory use changes; a stored sweep of the machine is the better source.
- * A tiled mode needs the model at S = tile, whatever the frame size. Budget: 90 % of the free device
+ * A tiled mode needs the model at S = tile, whatever the frame size; on CUDA it runs batches of tiles,
+ * each more tile costing the part that grows with the pixel count (measured: tiled 768/64 at 2048²
+ * in batches of 8 peaked at 2296 MiB, 512/64 in 16 at 2082, 1024/64 in 3 at 1695, against 1476 for
+ * the full frame), so the recommendation sets the batch that fits the budget. Budget: 90 % of the free device
  * memory (CUDA; for a GPU that shares host memory, also at most 90 % of the host's available memory),
  * 80 % of the available memory on the CPU. */
 #include "ckey.h"
@@ -325,6 +328,16 @@ static void advise(advice *a, const host_info *h, double ckpt_mib, const bench_f
                      TARGET, m[0].peak_mib, a->budget_mib, m[0].source, pick->tile, pick->overlap, pick->peak_mib);
     }
     p->tile = pick->tile, p->tile_overlap = pick->overlap;
+    if (pick->tile && cuda) {
+        /* batches of tiles: each more tile adds the pixel-dependent part of the working set; a 4K
+         * plate's buffers on the device (plate, blend, 36 bytes a pixel) come on top */
+        const double per  = 1225.0 * pick->tile * pick->tile / (2048.0 * 2048.0), plate = 36.0 * 3840 * 2160 / MiB;
+        const double room = a->budget_mib - pick->peak_mib - plate;
+        int          nb   = room > 0 ? 1 + (int)(room / per) : 1;
+        p->max_batch      = nb < 1 ? 1 : nb > 16 ? 16 : nb;
+        const size_t used = strlen(a->why);
+        snprintf(a->why + used, sizeof a->why - used, "; batches of %d tiles", p->max_batch);
+    }
     a->peak_mib = pick->peak_mib, a->median_ms = pick->median_ms, a->source = pick->source;
     /* a stored sweep's fastest fitting full-frame configuration sets the toggles */
     const bench_row *r = !pick->tile ? measured(b, 0, 0, cuda ? 1 : -1, a->budget_mib) : NULL;
@@ -427,11 +440,13 @@ static void print_json(const host_info *h, const ckpt_status *c, const bench_fil
                i ? ", " : "", m[i].tile ? "tiled" : "full", TARGET, m[i].tile, m[i].overlap, m[i].peak_mib, m[i].source);
     const ck_params *p = &a->p;
     printf("],\n \"recommendation\": {\"device\": \"%s\", \"feasible\": %s, \"precision\": \"%s\", \"mode\": \"%s\", "
-           "\"size\": %d, \"tile\": %d, \"overlap\": %d, \"threads\": %d, \"budget_mib\": %.0f, \"peak_mib\": %.0f, "
+           "\"size\": %d, \"tile\": %d, \"overlap\": %d, \"batch\": %d, \"threads\": %d, \"budget_mib\": %.0f, "
+           "\"peak_mib\": %.0f, "
            "\"source\": \"%s\", \"toggles\": {\"slim\": %d, \"stage_gc\": %d, \"sdpa\": %d, \"fused_decode\": %d, "
            "\"gpu_preprocess\": \"%s\", \"compile\": \"%s\", \"pad64\": \"%s\"}, \"reason\": ",
            a->cuda_index >= 0 ? "cuda" : "cpu", a->feasible ? "true" : "false", prec_name(p->precision),
-           p->tile ? "tiled" : "full", p->size, p->tile, p->tile_overlap, p->threads ? p->threads : h->cores,
+           p->tile ? "tiled" : "full", p->size, p->tile, p->tile_overlap, p->max_batch ? p->max_batch : 1,
+           p->threads ? p->threads : h->cores,
            a->budget_mib, a->peak_mib, a->source, !p->keep_intermediates, p->stage_gc, p->fused_attention,
            p->fused_decode, tri(p->gpu_preprocess), tri(p->cuda_graph), tri(p->pad64));
     json_s(a->why);
@@ -489,6 +504,7 @@ static void print_human(const host_info *h, const ckpt_status *c, const bench_fi
     printf("  device %s, precision %s, %s", a->cuda_index >= 0 ? "cuda" : "cpu", prec_name(p->precision),
            p->tile ? "" : "full frame at 2048");
     if (p->tile) printf("tiled %d/%d", p->tile, p->tile_overlap);
+    if (p->tile && p->max_batch > 1) printf(" in batches of %d tiles", p->max_batch);
     if (a->cuda_index < 0) printf(", %d threads (all cores)", h->cores);
     printf("\n  toggles: slim %s, sdpa %s, pad64 %s, compile %s, fused_decode %s, gpu_preprocess %s, stage_gc %s\n",
            tri(!p->keep_intermediates), tri(p->fused_attention), tri(p->pad64), a->cuda_index >= 0 ? tri(p->cuda_graph) : "n/a",
@@ -572,7 +588,7 @@ int ck_cli_apply_preset(const char *name, ck_params *p) {
     p->device    = q->device, p->threads = q->threads;
     p->precision = q->precision == CK_PREC_BF16 ? CK_PREC_BF16 : CK_PREC_AUTO;
     p->tile   = q->tile;
-    if (q->tile) p->tile_overlap = q->tile_overlap;
+    if (q->tile) p->tile_overlap = q->tile_overlap, p->max_batch = p->max_batch ? p->max_batch : q->max_batch;
     else p->size = q->size;
     p->keep_intermediates = q->keep_intermediates, p->stage_gc = q->stage_gc, p->fused_attention = q->fused_attention;
     p->fused_decode = q->fused_decode, p->gpu_preprocess = q->gpu_preprocess, p->cuda_graph = q->cuda_graph;

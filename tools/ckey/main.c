@@ -83,6 +83,9 @@ static void usage_key(FILE *f) {
             "                        native resolution, blended with linear ramps (e.g. 512, 768, 1024);\n"
             "                        tiles whose hint is all background/foreground are skipped\n"
             "  --overlap PX          tile overlap in pixels (default 64 with --tile)\n"
+            "  --batch N             images per forward, 1 to 32: with --tile, tiles of a plate (default: as\n"
+            "                        many as fit 2 GiB of activations on CUDA); else frames of a sequence or\n"
+            "                        video keyed together (CUDA, default 1; helps small sizes and previews)\n"
             "  --preset auto         device, precision, full frame or tiles and toggles as `ckey doctor`\n"
             "                        recommends for this machine; explicit options override it\n"
             "  --linear              the plate is linear light (converted to sRGB after resizing)\n"
@@ -225,7 +228,9 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         else if (!strcmp(a, "--pad64")) o->p.pad64 = 1;
         else if (!strcmp(a, "--no-pad64")) o->p.pad64 = 0;
         else if (!strcmp(a, "--no-compile")) o->p.cuda_graph = 0;
-        else if (!strcmp(a, "--workers")) {
+        else if (!strcmp(a, "--batch")) {
+            if (!parse_int(a, TAKE(), 1, CK_MAX_BATCH, &o->p.max_batch)) return 0;
+        } else if (!strcmp(a, "--workers")) {
             if (!parse_int(a, TAKE(), 1, 64, &o->workers)) return 0;
         } else if (!strcmp(a, "--readers")) {
             if (!parse_int(a, TAKE(), 1, 64, &o->readers)) return 0;

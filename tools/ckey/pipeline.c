@@ -328,7 +328,10 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     p.ctx = ctx, p.ops = ops, p.start = start, p.count = count;
     p.workers     = workers < 1 ? 1 : workers;
     p.readers     = readers < 1 ? 1 : readers;
-    p.depth       = p.workers + p.readers + 2;
+    /* frames keyed together (ck_key_passes_batch; full frame on the device): the batch holds its slots
+     * while the readers fill the next ones */
+    const int batch = ck_ctx_postprocess_on_device(ctx) && ck_ctx_params(ctx)->tile <= 0 ? ck_ctx_max_batch(ctx) : 1;
+    p.depth       = p.workers + p.readers + 2 + (batch - 1);
     p.next_read   = start;
     long cores    = sysconf(_SC_NPROCESSORS_ONLN);
     p.omp_threads = (int)((cores + p.workers - 1) / p.workers);
@@ -369,32 +372,53 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
         snprintf(msg, sizeof msg, "preparing the device failed: %.1200s", ck_ctx_last_error(ctx));
         fail(&p, msg);
     }
-    for (int f = start; f < start + count; f++) {
-        if (!wait_for(&p, f, SLOT_READ)) break;
-        ck_pipe_frame *fr = slot_of(&p, f);
-        double         tn = 0.0;
-        if (!fr->skipped) {
+    for (int f = start; f < start + count && !p.failed;) {
+        /* the next batch: up to `batch` frames read, in order (skipped frames ride along unkeyed) */
+        ck_pipe_frame *fb[CK_MAX_BATCH];
+        ck_image       rgb[CK_MAX_BATCH], hint[CK_MAX_BATCH];
+        ck_passes      passes[CK_MAX_BATCH];
+        int            g = f, nk = 0, stop = 0;
+        for (; g < start + count && nk < batch; g++) {
+            if (!wait_for(&p, g, SLOT_READ)) {
+                stop = 1;
+                break;
+            }
+            ck_pipe_frame *fr = slot_of(&p, g);
+            if (fr->skipped) continue;
+            fb[nk] = fr, rgb[nk] = fr->rgb, hint[nk] = fr->hint, passes[nk] = fr->passes;
+            nk++;
+            trace(&p, g, TR_NET0);
+        }
+        if (stop) break;
+        double tn = 0.0;
+        if (nk > 0) {
             const double t1 = now_s();
-            trace(&p, f, TR_NET0);
-            ck_status    st = on_device ? ck_key_passes(ctx, &fr->rgb, &fr->hint, &fr->passes)
-                                        : ck_key_image_begin(ctx, &fr->rgb, &fr->hint, &fr->res);
-            fr->encoded     = on_device && st == CK_OK;
-            tn              = now_s() - t1;
-            trace(&p, f, TR_NET1);
-            free_inputs(fr);
+            ck_status    st = nk > 1       ? ck_key_passes_batch(ctx, nk, rgb, hint, passes)
+                              : on_device ? ck_key_passes(ctx, &rgb[0], &hint[0], &passes[0])
+                                          : ck_key_image_begin(ctx, &fb[0]->rgb, &fb[0]->hint, &fb[0]->res);
+            tn = now_s() - t1;
+            for (int i = 0; i < nk; i++) {
+                ck_pipe_frame *fr = fb[i];
+                if (on_device) fr->passes = passes[i];
+                fr->encoded = on_device && st == CK_OK;
+                free_inputs(fr);
+            }
+            for (int k = f; k < g; k++) trace(&p, k, TR_NET1);
             if (st != CK_OK) {
                 char msg[1400];
-                snprintf(msg, sizeof msg, "keying %.512s failed: %.800s", fr->stem, ck_ctx_last_error(ctx));
+                snprintf(msg, sizeof msg, "keying %.512s%s failed: %.800s", fb[0]->stem, nk > 1 ? " (and the frames after it)" : "",
+                         ck_ctx_last_error(ctx));
                 fail(&p, msg);
                 break;
             }
         }
         pthread_mutex_lock(&p.mu);
-        *state_of(&p, f) = SLOT_NET;
+        for (int k = f; k < g; k++) *state_of(&p, k) = SLOT_NET;
         p.st.network_s += tn;
-        net_done++;
+        net_done += g - f;
         pthread_cond_broadcast(&p.cv);
         pthread_mutex_unlock(&p.mu);
+        f = g;
     }
     pthread_mutex_lock(&p.mu);
     net_done = count; /* nothing more comes: idle workers may leave */
