@@ -104,6 +104,14 @@ static int wait_for(frame_pipe *p, int f, int s) {
     return ok;
 }
 
+/* Whether frame f is in state s now (no waiting). */
+static int is_in(frame_pipe *p, int f, int s) {
+    pthread_mutex_lock(&p->mu);
+    const int ok = !p->failed && f < p->end && *state_of(p, f) == s && slot_of(p, f)->index == f;
+    pthread_mutex_unlock(&p->mu);
+    return ok;
+}
+
 int ck_pipe_in_block(const ck_pipe_frame *fr, const float *p) {
     return p && fr->in_block && p >= fr->in_block && p < fr->in_block + fr->in_floats;
 }
@@ -373,12 +381,15 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
         fail(&p, msg);
     }
     for (int f = start; f < start + count && !p.failed;) {
-        /* the next batch: up to `batch` frames read, in order (skipped frames ride along unkeyed) */
+        /* the next batch: the next frame, and after it up to batch − 1 more that are read already, in
+         * order (skipped frames ride along unkeyed): batches form when frames queue up for the network,
+         * and the network never waits for a batch to fill */
         ck_pipe_frame *fb[CK_MAX_BATCH];
         ck_image       rgb[CK_MAX_BATCH], hint[CK_MAX_BATCH];
         ck_passes      passes[CK_MAX_BATCH];
         int            g = f, nk = 0, stop = 0;
         for (; g < start + count && nk < batch; g++) {
+            if (g > f && !is_in(&p, g, SLOT_READ)) break;
             if (!wait_for(&p, g, SLOT_READ)) {
                 stop = 1;
                 break;
