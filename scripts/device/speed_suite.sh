@@ -110,7 +110,9 @@ if has e2e; then
             ln -sf $d/gen/Plate/$j.png $d/Plate/$k.png; ln -sf $d/gen/AlphaHint/$j.png $d/AlphaHint/$k.png
         done
     }
-    clip 3840 2160 48; clip 1920 1080 96
+    sets=" ${E2E_SETS:-4k hd} "
+    [[ "$sets" == *" 4k "* ]] && clip 3840 2160 48
+    [[ "$sets" == *" hd "* ]] && clip 1920 1080 96
     run() { # NAME DIR [ckey key options]
         local name=$1 d=$2; shift 2
         rm -rf /tmp/e2e_out
@@ -122,10 +124,12 @@ if has e2e; then
             "out $(du -sm /tmp/e2e_out | cut -f1) MB, $(ls /tmp/e2e_out/Matte | wc -l)/$(ls /tmp/e2e_out/Comp | wc -l) frames"
     }
     {
-        run 4k_full $c/3840x2160 --checkpoint random:base_plus --size 2048
-        run 4k_tiled768 $c/3840x2160 --checkpoint random:base_plus --tile 768 --overlap 64
-        run hd_512_b1 $c/1920x1080 --checkpoint random:base_plus --size 512
-        run hd_512_b8 $c/1920x1080 --checkpoint random:base_plus --size 512 --batch 8
+        if [[ "$sets" == *" 4k "* ]]; then
+            run 4k_full $c/3840x2160 --checkpoint random:base_plus --size 2048
+            run 4k_tiled768 $c/3840x2160 --checkpoint random:base_plus --tile 768 --overlap 64
+        fi
+        [[ "$sets" == *" hd "* ]] && run hd_512_b1 $c/1920x1080 --checkpoint random:base_plus --size 512
+        [[ "$sets" == *" hd "* ]] && run hd_512_b8 $c/1920x1080 --checkpoint random:base_plus --size 512 --batch 8
     } 2>&1 | tee "$OUT/e2e.log"
     rm -rf $c /tmp/e2e_out
 fi
@@ -142,11 +146,11 @@ if has tiles; then
             --runs 10 --warmup 3 2>/dev/null
         for f in 2048x2048 3840x2160; do
             $B bench --size 2048 --frame $f --device cuda --precision fp16 --runs 5 --warmup 2 2>/dev/null
-            for t in ${TILE_CONFIGS:-768/64 512/64 1024/64}; do
+            for t in ${TILE_CONFIGS-768/64 512/64 1024/64}; do
                 $B bench --tile $t --frame $f --device cuda --precision fp16 --runs 5 --warmup 2 2>/dev/null
             done
         done
-        for n in ${TILE_4K_BATCHES:-6 9 18}; do
+        for n in ${TILE_4K_BATCHES-6 9 18}; do
             $B bench --tile 768/64 --batch $n --frame 3840x2160 --device cuda --precision fp16 --runs 5 --warmup 2 2>/dev/null
         done
     } 2>&1 | tee "$OUT/tiles.log"

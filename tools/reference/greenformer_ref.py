@@ -109,6 +109,29 @@ CONFIGS = {
         head_dim=8,
         default_train_size=128,
     ),
+    # the built-in keyer (tools/train/): Hiera widths 32/64/128/256, blocks 1/2/3/1, head_dim 32
+    "small": dict(
+        timm_name="hiera_tiny_224",
+        hiera_kwargs=dict(
+            embed_dim=32,
+            num_heads=1,
+            stages=(1, 2, 3, 1),
+            q_pool=3,
+            q_stride=(2, 2),
+            mask_unit_size=(8, 8),
+            mask_unit_attn=(True, True, False, False),
+            dim_mul=2.0,
+            head_mul=2.0,
+            patch_kernel=(7, 7),
+            patch_stride=(4, 4),
+            patch_padding=(3, 3),
+            mlp_ratio=4.0,
+        ),
+        decoder_dim=64,
+        refiner_hidden=32,
+        head_dim=32,
+        default_train_size=512,
+    ),
 }
 
 # ----------------------------------------------------------------------------------------------------

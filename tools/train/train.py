@@ -1,0 +1,180 @@
+"""Trains ckey's built-in small keyer (GreenFormer "small", tools/reference/greenformer_ref.py) from scratch
+on procedural green-screen data (greenscreen.py), on the GPU machine. Never in the engine's path.
+
+    python3 tools/train/train.py --state DIR [--minutes 9] [--steps 20000] [--batch 12] [--size 512] [--seed 0]
+    python3 tools/train/train.py --state DIR --export model.safetensors     # fp16 weights for ckey
+
+One run continues over several invocations: every invocation resumes from DIR (model, optimizer, step,
+loss history), trains until --minutes have passed or --steps are done, and saves DIR again (written to
+temporary names, then renamed). The learning rate follows one schedule over --steps (linear warm-up, then
+cosine), so the result does not depend on how the run was cut into invocations; the data of step k is
+batch k of the generator's stream (seeded by --seed and k), so a resumed run sees what an uninterrupted
+one would. Adam's moments are stored in bfloat16 (the state's files stay under 16 MB each).
+
+Loss per sample: L1 on alpha, alpha-weighted L1 on the foreground (sRGB), L1 on alpha's spatial gradients
+(edges), and the same alpha/fg terms at half weight on the coarse decoder output σ(logits_up).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "reference"))
+sys.path.insert(0, HERE)
+import greenformer_ref as gref  # noqa: E402
+from greenscreen import GreenScreen  # noqa: E402
+
+MEAN = torch.tensor(gref.IMAGENET_MEAN).view(1, 3, 1, 1)
+STD = torch.tensor(gref.IMAGENET_STD).view(1, 3, 1, 1)
+
+
+def forward(model, rgb, hint):
+    """The network as ckey runs it: normalized sRGB + hint in; final and coarse outputs."""
+    x = torch.cat([(rgb - MEAN.to(rgb)) / STD.to(rgb), hint], 1)
+    feats = model.encoder(x)
+    a_log = model.alpha_decoder(feats)
+    f_log = model.fg_decoder(feats)
+    size = x.shape[2:]
+    a_up = F.interpolate(a_log, size=size, mode="bilinear", align_corners=False)
+    f_up = F.interpolate(f_log, size=size, mode="bilinear", align_corners=False)
+    coarse_a, coarse_f = torch.sigmoid(a_up), torch.sigmoid(f_up)
+    delta = model.refiner(x[:, :3], torch.cat([coarse_a, coarse_f], 1))
+    return torch.sigmoid(a_up + delta[:, 0:1]), torch.sigmoid(f_up + delta[:, 1:4]), coarse_a, coarse_f
+
+
+def losses(pa, pf, ca, cf, alpha, fg):
+    w = alpha.clamp(min=0.0)
+    l_a = (pa - alpha).abs().mean()
+    l_f = ((pf - fg).abs() * w).sum() / (3 * w.sum() + 1.0)
+    gx = lambda t: t[..., :, 1:] - t[..., :, :-1]  # noqa: E731
+    gy = lambda t: t[..., 1:, :] - t[..., :-1, :]  # noqa: E731
+    l_g = (gx(pa) - gx(alpha)).abs().mean() + (gy(pa) - gy(alpha)).abs().mean()
+    l_ca = (ca - alpha).abs().mean()
+    l_cf = ((cf - fg).abs() * w).sum() / (3 * w.sum() + 1.0)
+    total = l_a + l_f + 0.5 * l_g + 0.5 * (l_ca + l_cf)
+    return total, {k: float(v.detach()) for k, v in dict(alpha=l_a, fg=l_f, grad=l_g, coarse=l_ca).items()}
+
+
+def lr_at(step, steps, base, warm=500):
+    if step < warm:
+        return base * (step + 1) / warm
+    t = (step - warm) / max(1, steps - warm)
+    return base * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(1.0, t))))
+
+
+STATE_FILES = ("model.pt", "adam.pt", "meta.json")
+
+
+def save_state(d, model, opt, meta):
+    os.makedirs(d, exist_ok=True)
+    moments = {}
+    for i, (p, st) in enumerate((p, opt.state[p]) for g in opt.param_groups for p in g["params"] if p in opt.state):
+        moments[i] = {"exp_avg": st["exp_avg"].to(torch.bfloat16).cpu(), "exp_avg_sq": st["exp_avg_sq"].to(torch.bfloat16).cpu(),
+                      "step": st["step"].cpu() if torch.is_tensor(st["step"]) else torch.tensor(st["step"])}
+    for name, obj in (("model.pt", {k: v.cpu() for k, v in model.state_dict().items()}), ("adam.pt", moments)):
+        torch.save(obj, os.path.join(d, name + ".tmp"))
+    with open(os.path.join(d, "meta.json.tmp"), "w") as f:
+        json.dump(meta, f, indent=1)
+    for name in STATE_FILES:
+        os.replace(os.path.join(d, name + ".tmp"), os.path.join(d, name))
+
+
+def load_state(d, model, opt):
+    if not os.path.exists(os.path.join(d, "meta.json")):
+        return None
+    model.load_state_dict(torch.load(os.path.join(d, "model.pt"), map_location="cpu"))
+    moments = torch.load(os.path.join(d, "adam.pt"), map_location="cpu")
+    params = [p for g in opt.param_groups for p in g["params"]]
+    for i, m in moments.items():
+        p = params[int(i)]
+        opt.state[p] = {"exp_avg": m["exp_avg"].float().to(p.device), "exp_avg_sq": m["exp_avg_sq"].float().to(p.device),
+                        "step": m["step"].float()}
+    with open(os.path.join(d, "meta.json")) as f:
+        return json.load(f)
+
+
+def export(model, path, size):
+    from safetensors.torch import save_file
+    sd = {k: (v.half() if v.is_floating_point() else v).contiguous().cpu() for k, v in model.state_dict().items()}
+    meta = {"format": "pt", "head_dim": str(gref.CONFIGS["small"]["head_dim"]), "train_size": str(size),
+            "name": "ckey built-in small keyer", "licence": "same as ckey"}
+    save_file(sd, path + ".tmp", metadata=meta)
+    os.replace(path + ".tmp", path)
+    print(f"exported {len(sd)} tensors to {path} ({os.path.getsize(path) / 1e6:.1f} MB)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--state", required=True)
+    ap.add_argument("--minutes", type=float, default=9.0)
+    ap.add_argument("--steps", type=int, default=None, help="planned steps (default 6000; a resumed run keeps its own unless given)")
+    ap.add_argument("--batch", type=int, default=12)
+    ap.add_argument("--size", type=int, default=512)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--export", help="write the fp16 safetensors for ckey and exit")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    a = ap.parse_args(argv)
+
+    torch.manual_seed(a.seed)
+    dev = a.device
+    model = gref.GreenFormer("small", a.size).to(dev)
+    model.train()
+    decay = [p for n, p in model.named_parameters() if p.ndim > 1 and "pos_embed" not in n]
+    no_decay = [p for n, p in model.named_parameters() if not (p.ndim > 1 and "pos_embed" not in n)]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.02}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=a.lr, betas=(0.9, 0.99))
+    meta = load_state(a.state, model, opt) or {"step": 0, "seed": a.seed, "size": a.size, "batch": a.batch,
+                                              "steps": a.steps or 6000, "lr": a.lr, "history": [], "seconds": 0.0}
+    if a.steps and a.steps != meta["steps"]:
+        print(f"note: the schedule now ends at step {a.steps} (was {meta['steps']})")
+        meta["steps"] = a.steps
+    if a.export:
+        model.eval()
+        export(model, a.export, meta["size"])
+        return 0
+    for k in ("seed", "size", "batch"):
+        if meta[k] != getattr(a, k):
+            print(f"note: resuming with the state's {k} = {meta[k]} (asked {getattr(a, k)})")
+    gen = GreenScreen(meta["size"], dev, meta["seed"])
+    t0, step = time.time(), meta["step"]
+    acc, n_acc = {}, 0
+    print(f"step {step} of {meta['steps']}: training for {a.minutes} min on {dev}", flush=True)
+    while step < meta["steps"] and time.time() - t0 < 60 * a.minutes:
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, meta["steps"], meta["lr"])
+        with torch.no_grad():
+            rgb, hint, alpha, fg = gen.batch(meta["batch"], step)
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=dev == "cuda"):
+            pa, pf, ca, cf = forward(model, rgb, hint)
+        loss, parts = losses(pa.float(), pf.float(), ca.float(), cf.float(), alpha, fg)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        for k, v in parts.items():
+            acc[k] = acc.get(k, 0.0) + v
+        n_acc += 1
+        if step % 200 == 0:
+            row = {"step": step, "min": round((time.time() - t0) / 60 + meta["seconds"] / 60, 2), **{k: round(v / n_acc, 5) for k, v in acc.items()}, "lr": round(lr_at(step, meta["steps"], meta["lr"]), 6)}
+            meta["history"].append(row)
+            print(json.dumps(row), flush=True)
+            acc, n_acc = {}, 0
+    meta["step"] = step
+    meta["seconds"] += time.time() - t0
+    save_state(a.state, model, opt, meta)
+    print(f"saved step {step} ({meta['seconds'] / 60:.1f} min of training in all) to {a.state}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
