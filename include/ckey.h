@@ -86,10 +86,12 @@ typedef struct ck_params {
     int          fused_decode;    /* "fused_decode": both decoder heads in one pass (512 channels, one
                                      upsample per scale); 0 runs the alpha and fg heads one after the
                                      other (same arithmetic per head); default 1 */
-    int          gpu_preprocess;  /* "gpu_preprocess": resize + normalize the frame on the device (CUDA,
-                                     full frame); 0 = on the host; -1 = auto (on for CUDA) */
+    int          gpu_preprocess;  /* "gpu_preprocess": resize + normalize the frame on the device (CUDA;
+                                     tiled mode: the tiles, blended on the device too); 0 = on the host;
+                                     -1 = auto (on for CUDA) */
     int          gpu_postprocess; /* "gpu_postprocess": ck_key_passes resizes back and post-processes on
-                                     the device (CUDA, full frame) and downloads only the passes as
+                                     the device (CUDA; full frame, and tiled plates of at least a tile
+                                     with gpu_preprocess) and downloads only the passes as
                                      stored (half / 8-bit); 0 = on the host; -1 = auto (on for CUDA) */
     int          gpu_encode;      /* "gpu_encode": with gpu_postprocess, ck_key_passes also encodes the EXR
                                      passes as PXR24 chunks on the device (ck_passes.chunk_*); 0 = off

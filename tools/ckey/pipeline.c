@@ -381,15 +381,16 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
         fail(&p, msg);
     }
     for (int f = start; f < start + count && !p.failed;) {
-        /* the next batch: the next frame, and after it up to batch − 1 more that are read already, in
-         * order (skipped frames ride along unkeyed): batches form when frames queue up for the network,
-         * and the network never waits for a batch to fill */
+        /* the next batch: the next frame and, when the batch − 1 after it are all read already, those too
+         * (skipped frames ride along unkeyed): full batches form when frames queue up for the network, the
+         * network never waits for a batch to fill, and only two batch sizes (two graphs) ever run */
         ck_pipe_frame *fb[CK_MAX_BATCH];
         ck_image       rgb[CK_MAX_BATCH], hint[CK_MAX_BATCH];
         ck_passes      passes[CK_MAX_BATCH];
         int            g = f, nk = 0, stop = 0;
-        for (; g < start + count && nk < batch; g++) {
-            if (g > f && !is_in(&p, g, SLOT_READ)) break;
+        int full = batch > 1;
+        for (int k = f + 1; full && k < f + batch; k++) full = k < start + count && is_in(&p, k, SLOT_READ);
+        for (; g < start + count && nk < (full ? batch : 1); g++) {
             if (!wait_for(&p, g, SLOT_READ)) {
                 stop = 1;
                 break;

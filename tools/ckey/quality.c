@@ -34,6 +34,7 @@ typedef struct qconfig {
     int              has_agree;
     ck_agree_summary agree;              /* alpha vs the first configuration */
     double           ms;                 /* median ck_key_image wall time per plate */
+    int              baseline;           /* "chroma": no network (alpha = automatic hint, fg = plate) */
 } qconfig;
 
 typedef struct qsource {
@@ -80,6 +81,8 @@ static void usage_quality(FILE *f) {
             "                     with optional suffixes -norefiner (coarse decoder output only) and\n"
             "                     @fp32, @bf16 or @fp16 (precision; the CPU computes in fp32 only), in\n"
             "                     this order: e.g. full-norefiner@fp16\n"
+            "                       chroma       the baseline without a network: alpha = the automatic\n"
+            "                                    chroma-difference hint of the plate, fg = the plate\n"
             "  --device D         cpu, cuda or auto (default auto)\n"
             "  --precision P      precision of configurations without @: fp32, bf16, fp16, auto (default)\n"
             "  --threads N        CPU threads (default: all cores)\n"
@@ -126,6 +129,10 @@ static int parse_config(const char *tok, size_t len, const ck_params *base, qcon
         else if (!strcmp(at, "bf16")) q->p.precision = CK_PREC_BF16;
         else if (!strcmp(at, "fp16")) q->p.precision = CK_PREC_FP16;
         else return 0;
+    }
+    if (!strcmp(name, "chroma")) { /* the baseline a keyer must beat */
+        q->baseline = 1;
+        return 1;
     }
     static const char norefiner[] = "-norefiner";
     size_t            n           = strlen(name);
@@ -344,6 +351,23 @@ static int write_file(const char *path, void (*fn)(FILE *, const qrun *), const 
 
 /* ---- one configuration ---- */
 
+/* The baseline: alpha = the automatic chroma-difference hint of the plate (what `ckey key` uses without a
+ * hint), fg = the plate itself. */
+static ck_status chroma_baseline(const ck_image *rgb, ck_result *res) {
+    const size_t n = (size_t)rgb->width * rgb->height;
+    memset(res, 0, sizeof *res);
+    res->alpha = (ck_image){rgb->width, rgb->height, 1, malloc(sizeof(float) * n)};
+    res->fg    = (ck_image){rgb->width, rgb->height, 3, malloc(sizeof(float) * n * 3)};
+    if (!res->alpha.data || !res->fg.data) {
+        ck_result_free(res);
+        return CK_STATUS_EOOM;
+    }
+    memcpy(res->fg.data, rgb->data, sizeof(float) * n * 3);
+    const ck_status st = ck_auto_hint(res->alpha.data, rgb->data, rgb->width, rgb->height, NULL);
+    if (st != CK_OK) ck_result_free(res);
+    return st;
+}
+
 /* Keys every plate with q's context; ref[i] (the first configuration's alpha) is filled when fill_ref,
  * compared with when not NULL otherwise. */
 static void run_config(qconfig *q, int idx, int ncfg, qsource *src, ck_plate *pl, const char *ckpt, int warmup,
@@ -351,15 +375,17 @@ static void run_config(qconfig *q, int idx, int ncfg, qsource *src, ck_plate *pl
     ck_ctx *ctx = NULL;
     snprintf(q->device, sizeof q->device, "-");
     snprintf(q->precision, sizeof q->precision, "-");
-    fprintf(stderr, "ckey: quality: [%d/%d %s] loading %s\n", idx + 1, ncfg, q->label, ckpt);
-    if (ck_ctx_init(&ctx, ckpt, &q->p) != CK_OK) {
+    fprintf(stderr, "ckey: quality: [%d/%d %s] loading %s\n", idx + 1, ncfg, q->label, q->baseline ? "nothing" : ckpt);
+    if (!q->baseline && ck_ctx_init(&ctx, ckpt, &q->p) != CK_OK) {
         fprintf(stderr, "ckey: quality: [%s] failed: %s\n", q->label, ck_ctx_last_error(ctx));
         ck_ctx_free(ctx);
         return;
     }
-    snprintf(q->device, sizeof q->device, "%s", ck_ctx_device_name(ctx));
-    snprintf(q->precision, sizeof q->precision, "%s", ck_dtype_name(ctx->be->act_dtype));
-    if (warmup < 0) warmup = !strcmp(q->device, "cpu") ? 0 : 1;
+    if (ctx) {
+        snprintf(q->device, sizeof q->device, "%s", ck_ctx_device_name(ctx));
+        snprintf(q->precision, sizeof q->precision, "%s", ck_dtype_name(ctx->be->act_dtype));
+    }
+    if (warmup < 0 || !ctx) warmup = !ctx || !strcmp(q->device, "cpu") ? 0 : 1;
     ck_score  sc = {0};
     ck_agree  ag = {0};
     ck_status st = CK_OK;
@@ -376,10 +402,10 @@ static void run_config(qconfig *q, int idx, int ncfg, qsource *src, ck_plate *pl
             ck_result_free(&res);
         }
         const double t0 = now_ms();
-        if (st == CK_OK) st = ck_key_image(ctx, &rgb, &hint, &res);
+        if (st == CK_OK) st = ctx ? ck_key_image(ctx, &rgb, &hint, &res) : chroma_baseline(&rgb, &res);
         ms[i] = now_ms() - t0;
         if (st != CK_OK) {
-            fprintf(stderr, "ckey: quality: [%s] plate %d: %s\n", q->label, i, ck_ctx_last_error(ctx));
+            fprintf(stderr, "ckey: quality: [%s] plate %d: %s\n", q->label, i, ctx ? ck_ctx_last_error(ctx) : "out of memory");
             break;
         }
         const size_t n = (size_t)pl->width * pl->height;
