@@ -21,18 +21,13 @@ cmake --build build -j"$jobs"
 
 case "$mode" in
 sample)
-    ckpt=${CKEY_CHECKPOINT:-}
-    size=2048
-    if [ -z "$ckpt" ]; then
-        # No official checkpoint configured: use the small random-weight test model, so the run shows
-        # the whole pipeline but not a real key. See README "Getting the checkpoint".
-        ckpt=tests/fixtures/tiny/s128/model.safetensors
-        size=128
-        echo "== CKEY_CHECKPOINT not set: keying with the tiny random-weight test model (not a real key)"
-    fi
-    ./build/ckey key --image tests/fixtures/tiny/s128/frame_rgb.png --hint tests/fixtures/tiny/s128/frame_hint.png \
-        --checkpoint "$ckpt" --size "$size" --out out/sample
-    echo "== passes written under out/sample/{Matte,FG,Processed,Comp}"
+    # a short generated green-screen clip (ckey plates: 4 frames of 1280x720 with rough hints), keyed with
+    # $CKEY_CHECKPOINT when set, else with the built-in small keyer: every pass and a ProRes 4444 video
+    rm -rf out/sample
+    ./build/ckey plates --out out/sample/plates --size 1280x720 --count 4 --format png --seed 11 > /dev/null
+    ./build/ckey key --image out/sample/plates/Plate --hint out/sample/plates/AlphaHint --out out/sample \
+        --video-out prores ${CKEY_CHECKPOINT:+--checkpoint "$CKEY_CHECKPOINT"}
+    echo "== passes written under out/sample/{Matte,FG,Processed,Comp}, video out/sample/Plate_prores4444.mov"
     ;;
 test)
     (cd build && ctest --output-on-failure -j2)

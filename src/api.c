@@ -1,6 +1,7 @@
 /* Public API (include/ckey.h): context lifetime, planning, and the frame path
  * pre-process → network → resize back → post-process. */
 #include "ctx.h"
+#include "model/builtin.h"
 #include "model/random_weights.h"
 #include "pipeline/frame_ops.h"
 
@@ -191,6 +192,7 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     if (!ctx->be) return init_fail(ctx, st != CK_OK ? st : CK_STATUS_ENODEV);
     /* "random:<config>": generated weights, no file (benchmarks, smoke runs) */
     st = ck_random_weights_is_spec(checkpoint_path) ? ck_random_checkpoint(&ctx->ckpt, checkpoint_path, &ctx->err)
+         : ck_builtin_is_spec(checkpoint_path)      ? ck_builtin_checkpoint(&ctx->ckpt, &ctx->err)
                                                     : ck_checkpoint_open(&ctx->ckpt, checkpoint_path, &ctx->err);
     if (st != CK_OK) return init_fail(ctx, st);
     ck_checkpoint_canonicalize(&ctx->ckpt);

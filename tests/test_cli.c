@@ -159,6 +159,39 @@ int main(void) {
         if (f) fclose(f);
         CHECK_MSG(failed == 1, "--json: no failed event for a corrupt checkpoint");
     }
+    /* a folder of clips with a bad one (its only frame is not an image) and a folder that is no clip:
+     * the good clips are keyed, the bad one is named, the exit status is 1 */
+    {
+        char root[2048], path[2600], cmd[8192];
+        snprintf(root, sizeof root, "%s/clips", g_tmp);
+        snprintf(cmd, sizeof cmd,
+                 "rm -rf %s && mkdir -p %s/A_good/Input %s/A_good/AlphaHint %s/B_bad/Input %s/B_bad/AlphaHint "
+                 "%s/C_good/Input %s/C_good/AlphaHint %s/D_notes && "
+                 "cp %s/frame_rgb.png %s/A_good/Input/0000.png && cp %s/frame_hint.png %s/A_good/AlphaHint/0000.png && "
+                 "cp %s/frame_rgb.png %s/C_good/Input/0000.png && cp %s/frame_hint.png %s/C_good/AlphaHint/0000.png && "
+                 "head -c 300 %s/model.safetensors > %s/B_bad/Input/0000.png && cp %s/frame_hint.png %s/B_bad/AlphaHint/0000.png",
+                 root, root, root, root, root, root, root, root, g_fx, root, g_fx, root, g_fx, root, g_fx, root, g_fx,
+                 root, g_fx, root);
+        CHECK(system(cmd) == 0);
+        snprintf(args, sizeof args, "clip %s --checkpoint %s/model.safetensors --size 128 --device cpu --quiet", root, g_fx);
+        rc = run(args);
+        CHECK_MSG(rc == 1, "a batch with a bad clip exits 1 (got %d)", rc);
+        snprintf(path, sizeof path, "%s/A_good/Output", root);
+        CHECK_MSG(count_files(path) == 4, "the clip before the bad one is keyed (%d files)", count_files(path));
+        snprintf(path, sizeof path, "%s/C_good/Output", root);
+        CHECK_MSG(count_files(path) == 4, "the clip after the bad one is keyed (%d files)", count_files(path));
+        snprintf(path, sizeof path, "%s/B_bad/Output", root);
+        CHECK_MSG(count_files(path) == 0, "the bad clip leaves nothing");
+        char log[2048], text[8192] = "";
+        snprintf(log, sizeof log, "%s/cli.log", g_tmp);
+        FILE  *f = fopen(log, "r");
+        size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        text[got] = '\0';
+        if (f) fclose(f);
+        CHECK_MSG(strstr(text, "1 of 3 clips failed: B_bad") != NULL, "the bad clip is named at the end");
+        CHECK_MSG(strstr(text, "not clips") && strstr(text, "D_notes"), "the folder that is no clip is named");
+        printf("OK     clip batch: the good clips keyed, B_bad named, exit %d\n", rc);
+    }
     /* --help documents every option */
     CHECK(run("key --help") == 0);
     CHECK(run("bogus") == 2);

@@ -2,6 +2,7 @@
  * the callbacks here read frames (plate, hint or the automatic hint), write the passes, feed the video
  * encoders in frame order and report progress. */
 #include "key.h"
+#include "model/builtin.h"
 #include "pipeline.h"
 #include "io/sequence.h"
 #ifdef CK_HAVE_FFMPEG
@@ -224,11 +225,12 @@ int run_key(key_opts o) {
     if (o.quiet) ck_set_log(NULL, NULL, CK_LOG_ERROR);
     char        ckbuf[4096];
     const char *ckpt = o.checkpoint ? o.checkpoint : default_checkpoint(ckbuf, sizeof ckbuf);
-    if (!ckpt) {
-        fprintf(stderr, "ckey: no checkpoint: pass --checkpoint FILE or set CKEY_CHECKPOINT "
-                        "(see README: getting the checkpoint)\n");
-        return EXIT_USAGE;
+    if (!ckpt) { /* nothing configured: the built-in keyer, said once */
+        static int said; /* once per process: `ckey clip` runs a shot per clip */
+        ckpt = CK_BUILTIN_SPEC;
+        if (!o.quiet && !said++) CK_LOG_WARN("%s", CK_BUILTIN_NOTE);
     }
+    if (ck_builtin_is_spec(ckpt) && !o.size_set && !o.p.tile) o.p.size = ck_builtin_train_size();
 
     /* frames: one file, or a folder of frames paired by position with a folder of hints (or one hint) */
     ck_err err = {{0}};

@@ -23,6 +23,7 @@ typedef struct key_opts {
     int                quiet;
     int                workers; /* post-processing and writing threads; 0 = ck_pipe_default_workers() */
     int                readers; /* decoding threads of a sequence; 0 = ck_pipe_default_readers() */
+    int                size_set; /* --size given (else the built-in model runs at its training size) */
     ck_params          p;
 } key_opts;
 

@@ -56,7 +56,10 @@ static void usage_key(FILE *f) {
             "                        automatic chroma-difference hint against the detected green or blue\n"
             "                        screen is used (with a warning)\n"
             "  --checkpoint FILE     CorridorKey.pth or .safetensors (default: $CKEY_CHECKPOINT, else\n"
-            "                        ./CorridorKey.pth, else ~/.cache/ckey/CorridorKey.pth)\n"
+            "                        ./CorridorKey.pth, else ~/.cache/ckey/CorridorKey.pth, else the built-in\n"
+            "                        small keyer, `--checkpoint builtin`: 4 MB, trained by ckey on synthetic\n"
+            "                        plates, run at its training size 512 unless --size is given; far below\n"
+            "                        CorridorKey's quality, see docs/model_card_small.md)\n"
             "sequences:\n"
             "  --image DIR --hint DIR  key every frame of a folder (.png/.jpg/.exr, natural order), paired by\n"
             "                        position with the hint folder (same count, else an error); a single\n"
@@ -197,6 +200,7 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         else if (!strcmp(a, "--preset")) i++; /* applied before this loop */
         else if (!strcmp(a, "--size")) {
             if (!parse_int(a, TAKE(), 32, 16384, &o->p.size)) return 0;
+            o->size_set = 1;
             if (o->p.size % 32) {
                 fprintf(stderr, "ckey: --size %d is not a multiple of 32\n", o->p.size);
                 return 0;
@@ -356,19 +360,37 @@ static int cmd_clip(int argc, char **argv) {
                 char *t = names[i];
                 names[i] = names[j], names[j] = t;
             }
-    int clips = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
+    /* every clip is keyed; the ones that fail and the folders that are not clips are named at the end */
+    int    clips = 0, failed = 0, usage = 0;
+    char   failed_names[2048] = "", skipped_names[2048] = "";
+    for (int i = 0; i < n && !usage; i++) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
-        if (!is_dir(dir) || !is_clip(dir, input, hint, out, sizeof input)) continue;
+        if (!is_dir(dir)) continue;
+        if (!is_clip(dir, input, hint, out, sizeof input)) {
+            const size_t l = strlen(skipped_names);
+            snprintf(skipped_names + l, sizeof skipped_names - l, "%s%s", l ? ", " : "", names[i]);
+            continue;
+        }
         key_opts o = base;
         o.image = input, o.hint = hint[0] ? hint : NULL, o.out = out;
         if (!o.quiet && !o.json) fprintf(stderr, "ckey: clip %s\n", names[i]);
-        rc = run_key(o);
+        const int r = run_key(o);
         clips++;
+        if (r == EXIT_USAGE) usage = 1, rc = r; /* the options are wrong for every clip: stop */
+        else if (r != 0) {
+            const size_t l = strlen(failed_names);
+            snprintf(failed_names + l, sizeof failed_names - l, "%s%s", l ? ", " : "", names[i]);
+            failed++, rc = EXIT_RUNTIME;
+        }
     }
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
+    if (skipped_names[0])
+        fprintf(stderr, "ckey: warning: %s: not clips (no Input/ folder or Input video), skipped: %s\n", root,
+                skipped_names);
+    if (failed)
+        fprintf(stderr, "ckey: %d of %d clips failed: %s (the others were keyed)\n", failed, clips, failed_names);
     if (rc == 0 && clips == 0) {
         fprintf(stderr, "ckey: %s: neither a clip (no Input/ folder) nor a folder of clips\n", root);
         return EXIT_RUNTIME;

@@ -8,6 +8,8 @@
 #include "ckey.h"
 #include "cli.h"
 #include "ctx.h"
+#include "key.h"
+#include "model/builtin.h"
 #include "io/image.h"
 #include "io/sequence.h"
 #include "pipeline/frame_ops.h"
@@ -61,8 +63,9 @@ static void usage_quality(FILE *f) {
             "Pixels of all plates are pooled. Progress goes to stderr, the tables to stdout.\n"
             "\n"
             "options:\n"
-            "  --checkpoint F     weights (default random:base_plus: random Hiera-B+ weights built in memory;\n"
-            "                     the report then carries a caveat, as random weights do not key)\n"
+            "  --checkpoint F     weights (default: the checkpoint `ckey key` would use, else the built-in small\n"
+            "                     keyer at its training size; random:base_plus gives random Hiera-B+ weights\n"
+            "                     built in memory, and the report then carries a caveat: they do not key)\n"
             "  --plates DIR       score files written by 'ckey plates' (DIR/Plate, DIR/AlphaHint,\n"
             "                     DIR/Truth/Alpha, DIR/Truth/FG; EXR plates are read as linear and\n"
             "                     converted to sRGB, as 'ckey key' does). Without it the plates are made in\n"
@@ -72,7 +75,8 @@ static void usage_quality(FILE *f) {
             "  --seed N           generated plate set (default 1)\n"
             "  --hint-erode PX    erode the generated hints by PX (default 0)\n"
             "  --hint-dilate PX   dilate the generated hints by PX (default 0)\n"
-            "  --model-size N     model resolution of 'full' configurations, multiple of 32 (default 2048)\n"
+            "  --model-size N     model resolution of 'full' configurations, multiple of 32 (default 2048;\n"
+            "                     the built-in model's training size with the built-in model)\n"
             "  --configs LIST     comma list (default full,tile768/64,tile512/64), each\n"
             "                       full         the whole frame resized to --model-size\n"
             "                       fullN        the whole frame at model size N\n"
@@ -438,9 +442,11 @@ static void run_config(qconfig *q, int idx, int ncfg, qsource *src, ck_plate *pl
 }
 
 int ck_cli_quality(int argc, char **argv) {
-    const char *ckpt = RANDOM_PREFIX "base_plus", *configs = "full,tile768/64,tile512/64", *json = NULL, *md = NULL;
+    const char *ckpt = NULL, *configs = "full,tile768/64,tile512/64", *json = NULL, *md = NULL;
     qsource     src  = {0};
     long        v, warmup = -1, model_size = 2048;
+    int         model_size_set = 0;
+    char        ckbuf[4096];
     ck_params   base = ck_params_default();
     src.pp           = ck_plate_params_default();
     src.count        = 4;
@@ -469,6 +475,7 @@ int ck_cli_quality(int argc, char **argv) {
         else if (!strcmp(a, "--md")) md = val;
         else if (!strcmp(a, "--model-size")) {
             if (!ck_cli_arg_long(a, val, 32, 16384, &model_size)) return 2;
+            model_size_set = 1;
             if (model_size % 32) {
                 fprintf(stderr, "ckey: --model-size %ld is not a multiple of 32\n", model_size);
                 return 2;
@@ -487,6 +494,11 @@ int ck_cli_quality(int argc, char **argv) {
             return 2;
         }
     }
+    if (!ckpt && !(ckpt = default_checkpoint(ckbuf, sizeof ckbuf))) { /* as `ckey key`: the built-in keyer */
+        ckpt = CK_BUILTIN_SPEC;
+        CK_LOG_WARN("%s", CK_BUILTIN_NOTE);
+    }
+    if (ck_builtin_is_spec(ckpt) && !model_size_set) model_size = ck_builtin_train_size();
     base.size = (int)model_size;
 
     qconfig cfg[MAX_CONFIGS];

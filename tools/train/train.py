@@ -3,6 +3,7 @@ on procedural green-screen data (greenscreen.py), on the GPU machine. Never in t
 
     python3 tools/train/train.py --state DIR [--minutes 9] [--steps 20000] [--batch 12] [--size 512] [--seed 0]
     python3 tools/train/train.py --state DIR --export model.safetensors     # fp16 weights for ckey
+    python3 tools/train/train.py --state NEW --init models/ckey-small.safetensors ...   # continue a shipped model
 
 One run continues over several invocations: every invocation resumes from DIR (model, optimizer, step,
 loss history), trains until --minutes have passed or --steps are done, and saves DIR again (written to
@@ -101,6 +102,24 @@ def load_state(d, model, opt):
         return json.load(f)
 
 
+def read_safetensors(path):
+    """{name: float32/int64 tensor} from a safetensors file (no dependency beyond torch)."""
+    import numpy as np
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    kinds = {"F16": np.float16, "F32": np.float32, "BF16": None, "I64": np.int64}
+    out = {}
+    for k, v in header.items():
+        if k == "__metadata__":
+            continue
+        a, b = v["data_offsets"]
+        arr = np.frombuffer(data[a:b], dtype=kinds[v["dtype"]]).reshape(v["shape"])
+        out[k] = torch.from_numpy(arr.astype(np.float32) if arr.dtype != np.int64 else arr.copy())
+    return out
+
+
 def export(model, path, size):
     from safetensors.torch import save_file
     sd = {k: (v.half() if v.is_floating_point() else v).contiguous().cpu() for k, v in model.state_dict().items()}
@@ -121,6 +140,7 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--export", help="write the fp16 safetensors for ckey and exit")
+    ap.add_argument("--init", help="start a new state from these safetensors weights (e.g. the shipped model)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args(argv)
 
@@ -132,6 +152,10 @@ def main(argv=None):
     no_decay = [p for n, p in model.named_parameters() if not (p.ndim > 1 and "pos_embed" not in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.02}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.99))
+    fresh = not os.path.exists(os.path.join(a.state, "meta.json"))
+    if fresh and a.init:
+        model.load_state_dict(read_safetensors(a.init))
+        print(f"initialized from {a.init}")
     meta = load_state(a.state, model, opt) or {"step": 0, "seed": a.seed, "size": a.size, "batch": a.batch,
                                               "steps": a.steps or 6000, "lr": a.lr, "history": [], "seconds": 0.0}
     if a.steps and a.steps != meta["steps"]:
