@@ -39,6 +39,10 @@ ck_status ck__ckpt_add(ck_checkpoint *ck, int *cap, const char *name, size_t nam
         name += sizeof ORIG_MOD - 1;
         name_len -= sizeof ORIG_MOD - 1;
     }
+    /* a second prefix would alias: ck_checkpoint_find strips one from the name it is asked for */
+    if (name_len >= sizeof ORIG_MOD - 1 && memcmp(name, ORIG_MOD, sizeof ORIG_MOD - 1) == 0)
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: tensor name '" ORIG_MOD "%.*s' carries the '" ORIG_MOD
+                        "' prefix twice", label, shown, name);
     if (name_len == 0) return ck__fail(err, CK_STATUS_EFORMAT, "%s: tensor with an empty name", label);
     if (name_len >= CK_CKPT_NAME_MAX)
         return ck__fail(err, CK_STATUS_EFORMAT, "%s: tensor name '%.*s...' longer than %d bytes", label, shown, name,

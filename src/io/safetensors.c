@@ -203,6 +203,24 @@ typedef struct st_ctx {
     int            seen_meta;
 } st_ctx;
 
+static int cmp_meta_key(const void *a, const void *b) {
+    return strcmp((*(const ck_ckpt_meta *const *)a)->key, (*(const ck_ckpt_meta *const *)b)->key);
+}
+
+/* Duplicate metadata keys, by sorting (a header of 100,000 keys took 95 s with the pairwise check). */
+static ck_status meta_unique(jp *j, const ck_checkpoint *ck) {
+    if (ck->n_meta < 2) return CK_OK;
+    const ck_ckpt_meta **v = malloc((size_t)ck->n_meta * sizeof *v);
+    if (!v) return ck__fail(j->err, CK_STATUS_EOOM, "%s: out of memory for metadata", j->label);
+    for (int i = 0; i < ck->n_meta; i++) v[i] = &ck->meta[i];
+    qsort(v, (size_t)ck->n_meta, sizeof *v, cmp_meta_key);
+    ck_status st = CK_OK;
+    for (int i = 1; i < ck->n_meta && st == CK_OK; i++)
+        if (strcmp(v[i - 1]->key, v[i]->key) == 0) st = jfail(j, "duplicate metadata key '%.64s'", v[i]->key);
+    free(v);
+    return st;
+}
+
 static ck_status parse_metadata(jp *j, st_ctx *c) {
     ck_checkpoint *ck = c->ck;
     ck_status      st;
@@ -215,9 +233,6 @@ static ck_status parse_metadata(jp *j, st_ctx *c) {
         ws(j);
         if (j->p < j->end && *j->p != '"') return jfail(j, "metadata value of '%.64s' is not a string", key);
         if ((st = jstring(j, val, sizeof val, &vl)) != CK_OK) return st;
-        for (int i = 0; i < ck->n_meta; i++)
-            if (kl < sizeof ck->meta[i].key && strcmp(ck->meta[i].key, key) == 0)
-                return jfail(j, "duplicate metadata key '%.64s'", key);
         if (kl >= sizeof ck->meta[0].key || vl >= sizeof ck->meta[0].value) {
             CK_LOG_WARN("%s: skipping metadata entry '%.64s' (key or value too long: %zu / %zu bytes)", j->label, key,
                         kl, vl);
@@ -233,7 +248,7 @@ static ck_status parse_metadata(jp *j, st_ctx *c) {
             memcpy(ck->meta[ck->n_meta].value, val, vl + 1);
             ck->n_meta++;
         }
-        if (accept(j, '}')) return CK_OK;
+        if (accept(j, '}')) return meta_unique(j, ck);
         if ((st = expect(j, ',')) != CK_OK) return st;
     }
 }
