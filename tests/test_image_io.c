@@ -808,12 +808,40 @@ static void test_exr_given_chunks(void) {
     }
 }
 
+/* A .npy whose 128-byte header claims 16 GB of data: refused by the file's size, before any allocation. */
+static void test_npy_claims(void) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/ckey_claims.npy", g_tmpdir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    char hdr[118];
+    int  n = snprintf(hdr, sizeof hdr, "{'descr': '<f4', 'fortran_order': False, 'shape': (65536, 65536), }");
+    memset(hdr + n, ' ', sizeof hdr - 1 - (size_t)n);
+    hdr[sizeof hdr - 1] = '\n';
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    const unsigned char hl[2] = {sizeof hdr & 0xff, sizeof hdr >> 8};
+    fwrite(hl, 1, 2, f);
+    fwrite(hdr, 1, sizeof hdr, f);
+    fwrite("0123456789abcdef", 1, 16, f);
+    fclose(f);
+    ck_npy    a   = {0};
+    ck_err    err = {{0}};
+    ck_status st  = ck_npy_read(path, &a, &err);
+    CHECK_MSG(st == CK_STATUS_EFORMAT && strstr(err.msg, "17179869184 bytes expected, 16 in the file"),
+              ".npy claiming 16 GB: %d '%s'", st, err.msg);
+    if (st == CK_OK) ck_npy_free(&a);
+    remove(path);
+    printf("OK     .npy header claiming 16 GB refused before allocating: %s\n", err.msg);
+}
+
 int main(void) {
     const char *t = getenv("CK_TMP");
     snprintf(g_tmpdir, sizeof g_tmpdir, "%s", t ? t : "/tmp");
     if (!getenv("CK_VERBOSE")) ck_set_log(quiet_log, NULL, CK_LOG_ERROR);
 
     test_sniff();
+    test_npy_claims();
     test_atomic_generic();
     if (ck_image_format_supported(CK_IMAGE_PNG) && ck_image_format_supported(CK_IMAGE_EXR)) test_atomic_write();
     if (ck_image_format_supported(CK_IMAGE_PNG)) {

@@ -77,6 +77,19 @@ ck_status ck_npy_read(const char *path, ck_npy *out, ck_err *err) {
         fclose(f);
         return ck__fail(err, CK_STATUS_EFORMAT, "%s: shape overflow", path);
     }
+    /* the data must be in the file before anything is allocated for it (a 100-byte header may claim
+     * terabytes) */
+    const long here = ftell(f);
+    if (here < 0 || fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return ck__fail(err, CK_STATUS_EIO, "%s: cannot seek", path);
+    }
+    const long end = ftell(f);
+    if (end < here || (unsigned long)(end - here) < bytes || fseek(f, here, SEEK_SET) != 0) {
+        fclose(f);
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: truncated data (%zu bytes expected, %ld in the file)", path, bytes,
+                        end > here ? end - here : 0L);
+    }
     void  *raw  = malloc(bytes ? bytes : 1);
     float *data = malloc((n ? n : 1) * sizeof(float));
     if (!raw || !data || fread(raw, 1, bytes, f) != bytes) {
