@@ -808,6 +808,62 @@ static void test_exr_given_chunks(void) {
     }
 }
 
+static uint32_t crc32_png(const unsigned char *p, size_t n) { /* PNG's CRC-32 (ISO 3309), bitwise */
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+    }
+    return c ^ 0xffffffffu;
+}
+
+static void put32(unsigned char *p, uint32_t v) { p[0] = v >> 24, p[1] = v >> 16, p[2] = v >> 8, p[3] = (unsigned char)v; }
+
+/* Small files that claim huge images: an 8192×8192 1-bit PNG (valid header and CRCs, 67 Mpx) and a
+ * baseline JPEG whose frame header says 30000×30000 are refused by the pixel limit before their pixels
+ * are allocated (they cost 5.2 GB and 9.6 GB before); CKEY_MAX_PIXELS lifts the limit. */
+static void test_pixel_limit(void) {
+    char          path[1100];
+    unsigned char png[8 + 25 + 12 + 4 + 12];
+    memcpy(png, "\x89PNG\r\n\x1a\n", 8);
+    put32(png + 8, 13), memcpy(png + 12, "IHDR", 4), put32(png + 16, 8192), put32(png + 20, 8192);
+    png[24] = 1, png[25] = 0, png[26] = png[27] = png[28] = 0;
+    put32(png + 29, crc32_png(png + 12, 17));
+    put32(png + 33, 4), memcpy(png + 37, "IDAT", 4), memcpy(png + 41, "\x78\x9c\x03\x00", 4);
+    put32(png + 45, crc32_png(png + 37, 8));
+    put32(png + 49, 0), memcpy(png + 53, "IEND", 4), put32(png + 57, crc32_png(png + 53, 4));
+    tmp_path(path, sizeof path, "imgio_8192_1bit.png");
+    spit(path, png, sizeof png);
+    ck_image  img = {0};
+    int       depth;
+    ck_err    err = {{0}};
+    ck_status st  = ck_image_read(path, &img, &depth, &err);
+    CHECK_MSG(st == CK_STATUS_EFORMAT && strstr(err.msg, "larger than the limit of 40.0 Mpx"), "8192^2 PNG: %s", err.msg);
+    ck_image_release(&img);
+    printf("OK     %s\n", err.msg);
+    /* a JPEG: SOI, a DQT, SOF0 of 30000x30000 grey, an SOS and EOI: no scan data at all */
+    unsigned char jpg[2 + 69 + 13 + 10 + 2] = {0xff, 0xd8, 0xff, 0xdb, 0x00, 0x43, 0x00};
+    for (int i = 0; i < 64; i++) jpg[7 + i] = 1;
+    const unsigned char sof[13] = {0xff, 0xc0, 0x00, 0x0b, 0x08, 0x75, 0x30, 0x75, 0x30, 0x01, 0x01, 0x11, 0x00};
+    const unsigned char sos[12] = {0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3f, 0x00, 0xff, 0xd9};
+    memcpy(jpg + 71, sof, sizeof sof);
+    memcpy(jpg + 84, sos, sizeof sos);
+    tmp_path(path, sizeof path, "imgio_30000.jpg");
+    spit(path, jpg, sizeof jpg);
+    memset(&err, 0, sizeof err);
+    st = ck_image_read(path, &img, &depth, &err);
+    CHECK_MSG(st == CK_STATUS_EFORMAT && strstr(err.msg, "30000x30000 JPEG (900.0 Mpx) is larger than the limit"),
+              "30000^2 JPEG: %s", err.msg);
+    ck_image_release(&img);
+    printf("OK     %s\n", err.msg);
+    /* the limit moves with CKEY_MAX_PIXELS: the PNG's header passes it and its (empty) data fails instead */
+    setenv("CKEY_MAX_PIXELS", "100000000", 1);
+    CHECK(ck_image_max_pixels() == 100000000LL);
+    setenv("CKEY_MAX_PIXELS", "junk", 1);
+    CHECK(ck_image_max_pixels() == CK_IMAGE_MAX_PIXELS_DEFAULT);
+    unsetenv("CKEY_MAX_PIXELS");
+}
+
 /* A .npy whose 128-byte header claims 16 GB of data: refused by the file's size, before any allocation. */
 static void test_npy_claims(void) {
     char path[1200];
@@ -842,6 +898,7 @@ int main(void) {
 
     test_sniff();
     test_npy_claims();
+    if (ck_image_format_supported(CK_IMAGE_PNG) && ck_image_format_supported(CK_IMAGE_JPEG)) test_pixel_limit();
     test_atomic_generic();
     if (ck_image_format_supported(CK_IMAGE_PNG) && ck_image_format_supported(CK_IMAGE_EXR)) test_atomic_write();
     if (ck_image_format_supported(CK_IMAGE_PNG)) {

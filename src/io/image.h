@@ -46,6 +46,11 @@ typedef enum ck_exr_compression {
 
 /* Largest accepted width or height; larger headers are treated as hostile. */
 #define CK_IMAGE_MAX_DIM 32768
+/* Largest accepted image, in pixels: 8K plates (8192×4320, 35.4 Mpx) fit; a larger header is refused before
+ * anything is allocated for it (a few hundred bytes of PNG or JPEG can claim gigabytes). $CKEY_MAX_PIXELS
+ * (a pixel count) raises or lowers it. */
+#define CK_IMAGE_MAX_PIXELS_DEFAULT 40000000LL
+long long ck_image_max_pixels(void);
 
 /* Detects the format from magic bytes (not the extension). CK_IMAGE_UNKNOWN also for unreadable paths. */
 ck_image_format ck_image_sniff(const char *path);

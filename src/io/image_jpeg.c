@@ -101,6 +101,13 @@ static ck_status jpeg_decode(jpeg_io *io, ck_image *img, int *bit_depth) {
         io->cinfo.image_height > CK_IMAGE_MAX_DIM)
         return ck__fail(io->err, CK_STATUS_EFORMAT, "%s: JPEG size %ux%u outside 1..%d", io->path,
                         (unsigned)io->cinfo.image_width, (unsigned)io->cinfo.image_height, CK_IMAGE_MAX_DIM);
+    /* before jpeg_start_decompress: a progressive or arithmetic-coded file makes libjpeg buffer the whole
+     * image's coefficients there */
+    if ((long long)io->cinfo.image_width * io->cinfo.image_height > ck_image_max_pixels())
+        return ck__fail(io->err, CK_STATUS_EFORMAT,
+                        "%s: a %ux%u JPEG (%.1f Mpx) is larger than the limit of %.1f Mpx (CKEY_MAX_PIXELS raises it)",
+                        io->path, (unsigned)io->cinfo.image_width, (unsigned)io->cinfo.image_height,
+                        (double)io->cinfo.image_width * io->cinfo.image_height / 1e6, (double)ck_image_max_pixels() / 1e6);
     /* libjpeg's defaults, spelled out because bit-exactness with cv2.imread depends on them */
     io->cinfo.dct_method          = JDCT_ISLOW;
     io->cinfo.do_fancy_upsampling = TRUE;

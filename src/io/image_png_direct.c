@@ -147,6 +147,7 @@ static int read_direct(png_buffers *b, const char *path, ck_image *img, const ck
     if (w < 1 || h < 1 || w > CK_IMAGE_MAX_DIM || h > CK_IMAGE_MAX_DIM || (depth != 8 && depth != 16) || ctype > 6 ||
         !ctype_channels[ctype] || f[26] != 0 || f[27] != 0 || f[28] != 0)
         return 0;
+    if ((long long)w * h > ck_image_max_pixels()) return 0; /* libpng's path reports the limit */
     const int    C = ctype_channels[ctype], bpp = C * depth / 8;
     const size_t rowbytes = (size_t)w * (size_t)bpp, raw_bytes = (rowbytes + 1) * h;
 
