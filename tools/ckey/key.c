@@ -3,6 +3,7 @@
  * encoders in frame order and report progress. */
 #include "key.h"
 #include "model/builtin.h"
+#include "signals.h"
 #include "pipeline.h"
 #include "io/sequence.h"
 #ifdef CK_HAVE_FFMPEG
@@ -221,8 +222,41 @@ static void frame_done_report(void *user, const ck_pipe_frame *fr) {
     }
 }
 
+static int key_cancelled(void *user) {
+    (void)user;
+    return ck_cli_signal() != 0;
+}
+
+/* The partial files that runs which died (SIGKILL, a crash, a second Ctrl-C) left in the output folders. */
+static void sweep_outputs(const key_opts *o) {
+    static const char *dirs[5] = {"", "/Matte", "/FG", "/Processed", "/Comp"};
+    int                n       = 0;
+    for (int i = 0; i < 5; i++) {
+        char d[4200];
+        snprintf(d, sizeof d, "%s%s", o->out, dirs[i]);
+        n += ck_cli_sweep_partials(d);
+    }
+    if (n && !o->quiet) fprintf(stderr, "ckey: removed %d partial file%s left in %s by a run that did not finish\n", n,
+                                n == 1 ? "" : "s", o->out);
+}
+
+/* After SIGINT / SIGTERM: one message, the `cancelled` event; the exit status 128 + the signal. */
+static int report_cancelled(const key_opts *o, int frames) {
+    const int sig = ck_cli_signal();
+    fprintf(stderr, "ckey: interrupted (%s): %d frame%s written into %s, the rest not keyed (--skip-existing resumes)\n",
+            ck_cli_signal_name(sig), frames, frames == 1 ? "" : "s", o->out);
+    if (o->json) {
+        printf("{\"event\": \"cancelled\", \"signal\": \"%s\", \"frames_written\": %d, \"exit_code\": %d}\n",
+               ck_cli_signal_name(sig), frames, 128 + sig);
+        fflush(stdout);
+    }
+    return 128 + sig;
+}
+
 int run_key(key_opts o) {
     if (o.quiet) ck_set_log(NULL, NULL, CK_LOG_ERROR);
+    ck_cli_signals_install();
+    if (ck_cli_signal()) return report_cancelled(&o, 0); /* `ckey clip`: interrupted in an earlier clip */
     char        ckbuf[4096];
     const char *ckpt = o.checkpoint ? o.checkpoint : default_checkpoint(ckbuf, sizeof ckbuf);
     if (!ckpt) { /* nothing configured: the built-in keyer, said once */
@@ -311,6 +345,7 @@ int run_key(key_opts o) {
         count = ck_shard_range(first, last, si, sn, &start);
     }
 
+    sweep_outputs(&o);
     double  t0  = now_s();
     ck_ctx *ctx = NULL;
     if (ck_ctx_init(&ctx, ckpt, &o.p) != CK_OK) {
@@ -355,24 +390,29 @@ int run_key(key_opts o) {
     int       rc      = 0;
     const int ordered = 0;
 #endif
-    ck_pipe_ops   ops = {&kr, frame_read, frame_write, ordered ? frame_ordered : NULL, frame_done_report};
+    ck_pipe_ops   ops = {&kr, frame_read, frame_write, ordered ? frame_ordered : NULL, frame_done_report, key_cancelled};
     ck_pipe_stats ps;
     char          perr[1024] = "";
     const int     workers    = o.workers > 0 ? o.workers : ck_pipe_default_workers();
     /* file sequences decode in parallel (a 16-bit 4K PNG takes over half a second); video is sequential */
     const int readers = vid ? 1 : o.readers > 0 ? o.readers : ck_pipe_default_readers();
-    if (rc == 0 && !ck_pipe_run(ctx, start, count, readers, workers, &ops, &ps, perr, sizeof perr)) {
-        fprintf(stderr, "ckey: %s\n", perr);
-        rc = EXIT_RUNTIME;
-        json_failed(&o, perr, rc);
+    memset(&ps, 0, sizeof ps);
+    int cancelled = ck_cli_signal() != 0; /* during loading */
+    if (rc == 0 && !cancelled && !ck_pipe_run(ctx, start, count, readers, workers, &ops, &ps, perr, sizeof perr)) {
+        cancelled = ps.cancelled && !perr[0];
+        if (!cancelled) {
+            fprintf(stderr, "ckey: %s\n", perr);
+            rc = EXIT_RUNTIME;
+            json_failed(&o, perr, rc);
+        }
     }
 #ifdef CK_HAVE_FFMPEG
-    for (int k = 0; k < 3; k++)
-        if (kr.vw[k] && ck_video_writer_close(kr.vw[k], rc != 0, &err) != CK_OK) rc = EXIT_RUNTIME;
+    for (int k = 0; k < 3; k++) /* an interrupted shot's videos would miss frames: not kept */
+        if (kr.vw[k] && ck_video_writer_close(kr.vw[k], rc != 0 || cancelled, &err) != CK_OK) rc = EXIT_RUNTIME;
     ck_video_close(vin);
     ck_video_close(vhint);
 #endif
-    if (rc == 0) {
+    if (rc == 0 && !cancelled) {
         const int n = ps.frames > 0 ? ps.frames : 1;
         if (o.json)
             printf("{\"event\": \"completed\", \"frames_written\": %d, \"skipped\": %d, \"seconds\": %.3f, "
@@ -394,6 +434,7 @@ int run_key(key_opts o) {
                         1e3 * ps.finish_s / n, 1e3 * ps.write_s / n, 1e3 * ps.ordered_s / n, workers);
         }
     }
+    if (rc == 0 && cancelled) rc = report_cancelled(&o, ps.frames);
     ck_ctx_free(ctx);
     ck_seq_free(&imgs), ck_seq_free(&hints);
     return rc;

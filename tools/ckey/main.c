@@ -377,7 +377,7 @@ static int cmd_clip(int argc, char **argv) {
         if (!o.quiet && !o.json) fprintf(stderr, "ckey: clip %s\n", names[i]);
         const int r = run_key(o);
         clips++;
-        if (r == EXIT_USAGE) usage = 1, rc = r; /* the options are wrong for every clip: stop */
+        if (r == EXIT_USAGE || r >= 128) usage = 1, rc = r; /* wrong options for every clip, or interrupted: stop */
         else if (r != 0) {
             const size_t l = strlen(failed_names);
             snprintf(failed_names + l, sizeof failed_names - l, "%s%s", l ? ", " : "", names[i]);

@@ -381,6 +381,14 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
         fail(&p, msg);
     }
     for (int f = start; f < start + count && !p.failed;) {
+        if (ops->cancelled && ops->cancelled(ops->user)) { /* stop before frame f: the earlier ones complete */
+            pthread_mutex_lock(&p.mu);
+            if (f < p.end) p.end = f;
+            p.st.cancelled = 1;
+            pthread_cond_broadcast(&p.cv);
+            pthread_mutex_unlock(&p.mu);
+            break;
+        }
         /* the next batch: the next frame and, when the batch − 1 after it are all read already, those too
          * (skipped frames ride along unkeyed): full batches form when frames queue up for the network, the
          * network never waits for a batch to fill, and only two batch sizes (two graphs) ever run */
@@ -390,7 +398,7 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
         int            g = f, nk = 0, stop = 0;
         int full = batch > 1;
         for (int k = f + 1; full && k < f + batch; k++) full = k < start + count && is_in(&p, k, SLOT_READ);
-        for (; g < start + count && nk < (full ? batch : 1); g++) {
+        for (; g < start + count && g - f < (full ? batch : 1); g++) { /* at most `batch` slots held */
             if (!wait_for(&p, g, SLOT_READ)) {
                 stop = 1;
                 break;

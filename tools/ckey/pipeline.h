@@ -53,12 +53,17 @@ typedef struct ck_pipe_ops {
     /* after each frame is complete (written or skipped); calls are serialized, in frame order when
      * there is an ordered stage, else in completion order. */
     void (*done)(void *user, const ck_pipe_frame *fr);
+    /* polled by the network thread before each frame; NULL for never. Non-zero: the run ends there, as at
+     * an unreadable frame (the frames already keyed are written, no further frame starts) and
+     * ck_pipe_stats.cancelled is set. */
+    int (*cancelled)(void *user);
 } ck_pipe_ops;
 
 typedef struct ck_pipe_stats {
     double read_s, network_s, finish_s, write_s, ordered_s; /* busy seconds summed over frames */
     double wall_s;
     int    frames, skipped;
+    int    cancelled; /* ended early by ops->cancelled */
 } ck_pipe_stats;
 
 /* 1 when p points into the slot's input block (memory the frame does not own). */

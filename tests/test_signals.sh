@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Interrupting `ckey key`: SIGINT and SIGTERM during a 240-frame run (the signals are sent to the process
+# directly: ckey installs its handlers itself, so this holds for background jobs too) end it with exit 130 /
+# 143, the message "interrupted", a `cancelled` event with --json, no partial file anywhere under the output,
+# every written frame complete (all four passes, none empty), and a --skip-existing rerun that keys the
+# rest (more frames skipped in a row than the pipeline has slots: this once deadlocked). Partial files of a
+# process that died (fake ones, of a pid that no longer runs) are removed when the next run starts, and said
+# so; a live process's are left alone.
+set -u
+fail=0
+check() { if eval "$1"; then echo "OK     $2"; else echo "NOT OK $2"; fail=1; fi; }
+
+fx="$CK_FIXTURES/tiny/s128"
+tmp="${CK_TMP:-/tmp}/signals"
+rm -rf "$tmp" && mkdir -p "$tmp/shot" "$tmp/hint"
+for i in $(seq -w 1 240); do
+    ln -s "$fx/frame_rgb.png" "$tmp/shot/f$i.png"
+    ln -s "$fx/frame_hint.png" "$tmp/hint/f$i.png"
+done
+args=(key --image "$tmp/shot" --hint "$tmp/hint" --checkpoint "$fx/model.safetensors" --size 128 --device cpu
+      --workers 1 --readers 1)
+probe=$("$CK_BIN" key --image "$fx/frame_rgb.png" --hint "$fx/frame_hint.png" --checkpoint "$fx/model.safetensors" \
+        --size 128 --device cpu --quiet --out "$tmp/probe" 2>&1) || { echo "SKIP: this build cannot write the passes ($probe)"; exit 0; }
+
+for sig in INT TERM; do
+    out="$tmp/out_$sig"
+    "$CK_BIN" "${args[@]}" --out "$out" --json > "$tmp/$sig.json" 2> "$tmp/$sig.err" & # ckey itself, no subshell
+    pid=$!
+    # wait until some frames are written, then signal
+    for _ in $(seq 1 200); do
+        [ "$(ls "$out/Matte" 2> /dev/null | wc -l)" -ge 3 ] && break
+        sleep 0.05
+    done
+    kill -$sig $pid
+    for _ in $(seq 1 600); do kill -0 $pid 2> /dev/null || break; sleep 0.05; done
+    kill -KILL $pid 2> /dev/null # still running after 30 s: the check below fails
+    wait $pid; rc=$?
+    want=$([ $sig = INT ] && echo 130 || echo 143)
+    n=$(ls "$out/Matte" | wc -l)
+    check "[ $rc -eq $want ]" "SIG$sig: exit $rc (want $want)"
+    check "grep -q 'interrupted (SIG$sig)' '$tmp/$sig.err'" "SIG$sig: says interrupted ($(grep interrupted "$tmp/$sig.err" | head -1))"
+    check "grep -q '\"event\": \"cancelled\", \"signal\": \"SIG$sig\", \"frames_written\": $n,' '$tmp/$sig.json'" \
+          "SIG$sig: cancelled event with frames_written $n"
+    check "[ \$(find '$out' -name '.*' -type f | wc -l) -eq 0 ] && [ \$(find '$out' -name '*.tmp.*' | wc -l) -eq 0 ]" \
+          "SIG$sig: no partial files"
+    check "[ $n -ge 3 ] && [ $n -lt 240 ]" "SIG$sig: stopped part way ($n of 240 frames)"
+    complete=1
+    for f in "$out"/Matte/*.exr; do
+        s=$(basename "$f" .exr)
+        for p in FG/$s.exr Processed/$s.exr Comp/$s.png; do [ -s "$out/$p" ] || complete=0; done
+    done
+    check "[ $complete -eq 1 ] && [ \$(ls '$out/Comp' | wc -l) -eq $n ]" "SIG$sig: every written frame has its four passes"
+done
+
+# resume: --skip-existing keys the rest
+timeout 300 "$CK_BIN" "${args[@]}" --out "$tmp/out_INT" --skip-existing --quiet; rc=$?
+check "[ $rc -eq 0 ] && [ \$(ls '$tmp/out_INT/Matte' | wc -l) -eq 240 ]" "--skip-existing after SIGINT completes the shot"
+
+# partial files of a dead process are swept, a live process's stay
+dead=$(sh -c 'echo $$'); sleep 0.1
+mkdir -p "$tmp/sweep/Matte" "$tmp/sweep/Comp"
+touch "$tmp/sweep/Matte/.f001.partial$dead.exr" "$tmp/sweep/Comp/.f001.partial$dead.png" \
+      "$tmp/sweep/.shot.partial${dead}_prores4444.mov" "$tmp/sweep/Matte/.f002.partial$$.exr"
+"$CK_BIN" key --image "$fx/frame_rgb.png" --hint "$fx/frame_hint.png" --checkpoint "$fx/model.safetensors" \
+    --size 128 --device cpu --out "$tmp/sweep" 2> "$tmp/sweep.err"; rc=$?
+check "[ $rc -eq 0 ] && grep -q 'removed 3 partial files' '$tmp/sweep.err'" "start-up sweep: 3 dead-process partial files removed, said so"
+check "[ ! -e '$tmp/sweep/Matte/.f001.partial$dead.exr' ] && [ -e '$tmp/sweep/Matte/.f002.partial$$.exr' ]" \
+      "start-up sweep: the live process's file is kept"
+rm -rf "$tmp"
+exit $fail
