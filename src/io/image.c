@@ -10,6 +10,7 @@
 #include "io/image.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -295,6 +296,28 @@ ck_status ck_image_write_exr_chunks(const char *path, int width, int height, int
 
 static atomic_uint g_tmp_counter;
 
+int ck_fsync_enabled(void) {
+    const char *v = getenv("CKEY_FSYNC");
+    return !(v && v[0] == '0' && !v[1]);
+}
+
+int ck_fsync_path(const char *path, int directory) {
+    if (!ck_fsync_enabled()) return 1;
+    const int fd = open(path, directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+    if (fd < 0) return 0;
+    const int ok = fsync(fd) == 0 || errno == EINVAL; /* EINVAL: a file system without fsync (pipes, some FUSE) */
+    close(fd);
+    return ok;
+}
+
+int ck_fsync_parent(const char *path) {
+    char        dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) return ck_fsync_path(".", 1);
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) > 0 ? (int)(slash - path) : 1, path);
+    return ck_fsync_path(dir, 1);
+}
+
 ck_status ck_write_atomic(const char *path, ck_write_fn fn, const void *ctx, ck_err *err) {
     CK_ASSERT(fn != NULL);
     if (!path || !path[0]) return ck__fail(err, CK_STATUS_EINVAL, "output path is empty");
@@ -307,6 +330,9 @@ ck_status ck_write_atomic(const char *path, ck_write_fn fn, const void *ctx, ck_
     snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(), seq);
 
     ck_status st = fn(tmp, ctx, err);
+    /* on disk before it replaces anything: a crash then leaves the old file or the new one, never an empty one */
+    if (st == CK_OK && !ck_fsync_path(tmp, 0))
+        st = ck__fail(err, CK_STATUS_EIO, "%s: cannot flush the written file to disk: %s", path, strerror(errno));
     if (st == CK_OK && rename(tmp, path) != 0)
         st = ck__fail(err, CK_STATUS_EIO, "%s: cannot move the finished file into place: %s", path, strerror(errno));
     if (st != CK_OK) {

@@ -44,6 +44,13 @@ typedef enum ck_exr_compression {
     CK_EXR_NONE  = 2
 } ck_exr_compression;
 
+/* fsync of a written file (directory = 0) or of a folder, so that renames into place survive a crash;
+ * CKEY_FSYNC=0 turns it off (scratch disks, measurements). 1 on success. ck_fsync_parent: the folder
+ * holding `path`. */
+int ck_fsync_enabled(void);
+int ck_fsync_path(const char *path, int directory);
+int ck_fsync_parent(const char *path);
+
 /* Largest accepted width or height; larger headers are treated as hostile. */
 #define CK_IMAGE_MAX_DIM 32768
 /* Largest accepted image, in pixels: 8K plates (8192×4320, 35.4 Mpx) fit; a larger header is refused before

@@ -1,5 +1,6 @@
 /* Video decode/encode with FFmpeg's libraries (see video.h). */
 #include "io/video.h"
+#include "io/image.h"
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -335,8 +336,10 @@ ck_status ck_video_writer_close(ck_video_writer *wr, int abort, ck_err *err) {
     av_packet_free(&wr->pkt);
     sws_freeContext(wr->sws);
     free(wr->rgba16);
+    if (!abort && st == CK_OK && !ck_fsync_path(wr->tmp, 0)) st = ck__fail(err, CK_STATUS_EIO, "%s: cannot flush to disk", wr->path);
     if (!abort && st == CK_OK) {
         if (rename(wr->tmp, wr->path) != 0) st = ck__fail(err, CK_STATUS_EIO, "%s: cannot move into place", wr->path);
+        else ck_fsync_parent(wr->path);
     } else {
         remove(wr->tmp);
         if (st == CK_OK) st = CK_STATUS_EIO;

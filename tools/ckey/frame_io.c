@@ -192,6 +192,11 @@ int write_passes(const key_opts *o, const char *stem, const ck_passes *pv) {
                 fprintf(stderr, "ckey: cannot move %s into place: %s\n", passes[i].final_path, strerror(errno));
                 rc = EXIT_RUNTIME;
             }
+        for (int i = 0; i < npass && rc == 0; i++) /* the renames themselves on disk */
+            if (!ck_fsync_parent(passes[i].final_path)) {
+                fprintf(stderr, "ckey: cannot flush %s to disk: %s\n", passes[i].final_path, strerror(errno));
+                rc = EXIT_RUNTIME;
+            }
     } else {
         for (int i = 0; i < written; i++) remove(passes[i].tmp_path);
     }
