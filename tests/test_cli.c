@@ -110,6 +110,21 @@ int main(void) {
         CHECK_MSG(count_files(out) == 0, "%s: files left in %s", bad[i].what, out);
         printf("OK     bad input: %-26s exit %d, no output\n", bad[i].what, rc);
     }
+    /* an output folder that cannot be created is found before the checkpoint is loaded */
+    snprintf(args, sizeof args, "key --image %s/frame_rgb.png --hint %s/frame_hint.png --checkpoint %s/model.safetensors "
+             "--size 128 --device cpu --out %s/frame_rgb.png/out", g_fx, g_fx, g_fx, g_fx);
+    rc = run(args);
+    {
+        char log[2048], text[4096] = "";
+        snprintf(log, sizeof log, "%s/cli.log", g_tmp);
+        FILE  *f   = fopen(log, "r");
+        size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        text[got] = '\0';
+        if (f) fclose(f);
+        CHECK_MSG(rc == 1 && strstr(text, "cannot create the output folder") && !strstr(text, "loaded in"),
+                  "unwritable output: exit %d, reported before loading: %s", rc, text);
+        printf("OK     bad output folder reported before loading (exit %d)\n", rc);
+    }
     /* a truncated checkpoint: the first 1000 bytes of the real one */
     char trunc[2048], src[2048];
     snprintf(trunc, sizeof trunc, "%s/truncated.pth", g_tmp);
@@ -141,7 +156,9 @@ int main(void) {
         FILE *f = fopen(log, "r");
         while (f && fgets(line, sizeof line, f)) {
             started += strstr(line, "{\"event\": \"started\"") == line;
-            written += strstr(line, "{\"event\": \"frame_written\", \"frame\": 0, \"stem\": \"frame_rgb\"}") == line;
+            written += strstr(line, "{\"event\": \"frame_written\", \"frame\": 0, \"stem\": \"frame_rgb\", \"paths\": "
+                                    "{\"matte\": \"") == line &&
+                       strstr(line, "/Matte/frame_rgb.exr\", \"fg\": \"") && strstr(line, "/Comp/frame_rgb.png\"}}");
             completed += strstr(line, "{\"event\": \"completed\", \"frames_written\": 1") == line;
         }
         if (f) fclose(f);

@@ -56,6 +56,15 @@ done
 timeout 300 "$CK_BIN" "${args[@]}" --out "$tmp/out_INT" --skip-existing --quiet; rc=$?
 check "[ $rc -eq 0 ] && [ \$(ls '$tmp/out_INT/Matte' | wc -l) -eq 240 ]" "--skip-existing after SIGINT completes the shot"
 
+# an empty pass (and a damaged one) is not "existing": --skip-existing keys those frames again and says so
+: > "$tmp/out_INT/Matte/f007.exr"
+head -c 100 "$tmp/out_INT/Processed/f009.exr" > "$tmp/x.exr" && mv "$tmp/x.exr" "$tmp/out_INT/Processed/f009.exr"
+"$CK_BIN" "${args[@]}" --out "$tmp/out_INT" --skip-existing --json > "$tmp/resume.json" 2> "$tmp/resume.err"; rc=$?
+check "[ $rc -eq 0 ] && [ -s '$tmp/out_INT/Matte/f007.exr' ] && [ \$(stat -c %s '$tmp/out_INT/Processed/f009.exr') -gt 100 ]" \
+      "--skip-existing keys an empty and a truncated pass's frames again"
+check "grep -q 'f007.exr does not decode' '$tmp/resume.err' && grep -c '\"frame_written\"' '$tmp/resume.json' | grep -qx 2" \
+      "--skip-existing: says which pass did not decode, 2 frames written"
+
 # partial files of a dead process are swept, a live process's stay
 dead=$(sh -c 'echo $$'); sleep 0.1
 mkdir -p "$tmp/sweep/Matte" "$tmp/sweep/Comp"

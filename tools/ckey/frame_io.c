@@ -203,13 +203,34 @@ int write_passes(const key_opts *o, const char *stem, const ck_passes *pv) {
     return rc;
 }
 
+int pass_final_paths(const key_opts *o, const char *stem, char paths[4][CK_PATH_MAX]) {
+    pass_out  passes[4];
+    const int npass = init_passes(passes, o, NULL);
+    pass_paths(passes, npass, o->out, stem);
+    for (int i = 0; i < npass; i++) snprintf(paths[i], CK_PATH_MAX, "%s", passes[i].final_path);
+    return npass;
+}
+
 /* --skip-existing: every pass of the frame is already there. */
 int frame_done(const key_opts *o, const char *stem) {
     pass_out  passes[4];
     const int npass = init_passes(passes, o, NULL);
     pass_paths(passes, npass, o->out, stem);
-    for (int i = 0; i < npass; i++)
+    /* present and decoding (an empty or damaged pass is keyed again); a resume decodes each pass once, in
+     * the reader threads */
+    for (int i = 0; i < npass; i++) {
         if (!file_exists(passes[i].final_path)) return 0;
+        ck_image img   = {0};
+        int      depth = 0;
+        ck_err   err   = {{0}};
+        const ck_status st = ck_image_read(passes[i].final_path, &img, &depth, &err);
+        ck_image_release(&img);
+        if (st != CK_OK) {
+            fprintf(stderr, "ckey: warning: %s does not decode (%s): the frame is keyed again\n", passes[i].final_path,
+                    ck_status_str(st));
+            return 0;
+        }
+    }
     return 1;
 }
 

@@ -13,6 +13,9 @@
 #include "core/tensor.h"
 
 #include <pthread.h>
+#include <unistd.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,13 +216,71 @@ static void frame_done_report(void *user, const ck_pipe_frame *fr) {
         pthread_mutex_lock(&g_out_mu);
         printf("{\"event\": \"frame_written\", \"frame\": %d, \"stem\": ", fr->index);
         ck_cli_json_str(stdout, fr->stem);
-        printf("}\n{\"event\": \"progress\", \"done\": %d, \"total\": %d, \"fps\": %.3f, \"eta_s\": %.1f}\n",
+        char              paths[4][CK_PATH_MAX];
+        static const char *key_names[4] = {"matte", "fg", "processed", "comp"};
+        const int          np           = pass_final_paths(o, fr->stem, paths);
+        printf(", \"paths\": {");
+        for (int i = 0; i < np; i++) {
+            printf("%s\"%s\": ", i ? ", " : "", key_names[i]);
+            ck_cli_json_str(stdout, paths[i]);
+        }
+        printf("}}\n{\"event\": \"progress\", \"done\": %d, \"total\": %d, \"fps\": %.3f, \"eta_s\": %.1f}\n",
                kr->completed, kr->count, fps, eta);
         fflush(stdout);
         pthread_mutex_unlock(&g_out_mu);
     } else if (!o->quiet) {
         progress_human(kr->completed, kr->count, fr->stem, fps, eta);
     }
+}
+
+/* The library's messages, as the default sink prints them; the last error is kept so that a failure
+ * already reported is not printed a second time in the run's summary. */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char            g_last_error[1024];
+
+static void cli_log(ck_log_level level, const char *msg, void *user) {
+    static const char *tag[] = {"error", "warning", "info", "debug"};
+    (void)user;
+    fprintf(stderr, "ckey: %s: %s\n", tag[level], msg);
+    if (level == CK_LOG_ERROR) {
+        pthread_mutex_lock(&g_log_mu);
+        snprintf(g_last_error, sizeof g_last_error, "%s", msg);
+        pthread_mutex_unlock(&g_log_mu);
+    }
+}
+
+static int already_reported(const char *msg) {
+    pthread_mutex_lock(&g_log_mu);
+    const int same = g_last_error[0] && !strcmp(g_last_error, msg);
+    pthread_mutex_unlock(&g_log_mu);
+    return same;
+}
+
+/* Before anything is loaded: the inputs exist and the output folder can be written (a failure after a
+ * minute of loading a checkpoint on a CPU, or after the first frame, wastes the user's time). */
+static int preflight(const key_opts *o, int seq) {
+    struct stat st;
+    if (!seq && (stat(o->image, &st) != 0 || !S_ISREG(st.st_mode) || access(o->image, R_OK) != 0)) {
+        fprintf(stderr, "ckey: %s: %s\n", o->image, errno == ENOENT ? "no such file" : "not a readable file");
+        return 0;
+    }
+    if (o->hint && stat(o->hint, &st) != 0) {
+        fprintf(stderr, "ckey: %s: no such file or folder (the hint)\n", o->hint);
+        return 0;
+    }
+    if (o->hint && access(o->hint, R_OK) != 0) {
+        fprintf(stderr, "ckey: %s: not readable (the hint): %s\n", o->hint, strerror(errno));
+        return 0;
+    }
+    if (!mkdir_p(o->out)) {
+        fprintf(stderr, "ckey: cannot create the output folder %s: %s\n", o->out, strerror(errno));
+        return 0;
+    }
+    if (access(o->out, W_OK | X_OK) != 0) {
+        fprintf(stderr, "ckey: %s: the output folder is not writable: %s\n", o->out, strerror(errno));
+        return 0;
+    }
+    return 1;
 }
 
 static int key_cancelled(void *user) {
@@ -254,7 +315,7 @@ static int report_cancelled(const key_opts *o, int frames) {
 }
 
 int run_key(key_opts o) {
-    if (o.quiet) ck_set_log(NULL, NULL, CK_LOG_ERROR);
+    ck_set_log(cli_log, NULL, o.quiet ? CK_LOG_ERROR : CK_LOG_INFO);
     ck_cli_signals_install();
     if (ck_cli_signal()) return report_cancelled(&o, 0); /* `ckey clip`: interrupted in an earlier clip */
     char        ckbuf[4096];
@@ -345,6 +406,11 @@ int run_key(key_opts o) {
         count = ck_shard_range(first, last, si, sn, &start);
     }
 
+    if (!preflight(&o, seq)) {
+        json_failed(&o, "bad input or output path", EXIT_RUNTIME);
+        ck_seq_free(&imgs), ck_seq_free(&hints);
+        return EXIT_RUNTIME;
+    }
     sweep_outputs(&o);
     double  t0  = now_s();
     ck_ctx *ctx = NULL;
@@ -401,7 +467,7 @@ int run_key(key_opts o) {
     if (rc == 0 && !cancelled && !ck_pipe_run(ctx, start, count, readers, workers, &ops, &ps, perr, sizeof perr)) {
         cancelled = ps.cancelled && !perr[0];
         if (!cancelled) {
-            fprintf(stderr, "ckey: %s\n", perr);
+            if (!already_reported(perr)) fprintf(stderr, "ckey: %s\n", perr);
             rc = EXIT_RUNTIME;
             json_failed(&o, perr, rc);
         }

@@ -46,7 +46,9 @@ ck_status   read_plate(const char *path, int input_is_linear, float *buf, size_t
 ck_status   read_hint(const char *path, float *buf, size_t cap, ck_image *hint, ck_err *err);
 /* Every pass of one frame into o->out, atomically as a set; 0 on success, else EXIT_RUNTIME. */
 int         write_passes(const key_opts *o, const char *stem, const ck_passes *passes);
-int         frame_done(const key_opts *o, const char *stem); /* every pass already there */
+int         frame_done(const key_opts *o, const char *stem); /* every pass already there, decoding */
+/* The files of a frame's passes (Matte, FG, Processed, Comp when written); returns how many. */
+int         pass_final_paths(const key_opts *o, const char *stem, char paths[4][CK_PATH_MAX]);
 void        json_failed(const key_opts *o, const char *msg, int code);
 void        progress_human(int done_idx, int count, const char *stem, double fps, double eta);
 
