@@ -21,6 +21,12 @@ static int run(const char *args) {
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+static char g_logged[2048];
+static void capture_log(ck_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == CK_LOG_WARN) snprintf(g_logged, sizeof g_logged, "%s", msg);
+}
+
 static int sh(const char *fmt, const char *a, const char *b) {
     char cmd[8192];
     snprintf(cmd, sizeof cmd, fmt, a, b);
@@ -71,6 +77,42 @@ int main(void) {
     snprintf(dir, sizeof dir, "%s/in", g_tmp);
     CHECK(ck_seq_list(&seq, dir, &err) == CK_OK && seq.n == 5 && !strcmp(seq.stems[3], "sh_10"));
     ck_seq_free(&seq);
+    /* a total order: "1" and "01" (equal as numbers) by their bytes, whatever the directory's order */
+    {
+        char cmd2[4096], d2[2048];
+        snprintf(d2, sizeof d2, "%s/order", g_tmp);
+        snprintf(cmd2, sizeof cmd2, "mkdir -p %s && for f in 1 01 001 2 B b; do cp %s/frame_rgb.png %s/$f.png; done", d2,
+                 g_fx, d2);
+        CHECK(system(cmd2) == 0);
+        ck_seq  so;
+        ck_err  e2 = {{0}};
+        const char *want[6] = {"001", "01", "1", "2", "B", "b"};
+        int     same = ck_seq_list(&so, d2, &e2) == CK_OK && so.n == 6;
+        for (int k = 0; same && k < 6; k++) same = !strcmp(so.stems[k], want[k]);
+        CHECK_MSG(same, "natural order made total: 001 01 1 2 B b");
+        if (so.n) ck_seq_free(&so);
+        /* the same stem twice (.png and .PNG, or .png and .exr) is an error naming both */
+        snprintf(cmd2, sizeof cmd2, "mkdir -p %s/dup && cp %s/frame_rgb.png %s/dup/0000.png && cp %s/frame_rgb.png %s/dup/0000.PNG",
+                 g_tmp, g_fx, g_tmp, g_fx, g_tmp);
+        CHECK(system(cmd2) == 0);
+        snprintf(d2, sizeof d2, "%s/dup", g_tmp);
+        memset(&e2, 0, sizeof e2);
+        const ck_status st = ck_seq_list(&so, d2, &e2);
+        CHECK_MSG(st == CK_STATUS_EINVAL && strstr(e2.msg, "0000.png") && strstr(e2.msg, "0000.PNG") &&
+                  strstr(e2.msg, "would both be written as '0000'"), "same stem twice: %s", e2.msg);
+        printf("OK     %s\n", e2.msg);
+        /* files that are not frames (a TIFF plate, notes) are named in a warning, not dropped silently */
+        snprintf(cmd2, sizeof cmd2, "mkdir -p %s/mixed && cp %s/frame_rgb.png %s/mixed/0000.png && touch %s/mixed/0001.tif",
+                 g_tmp, g_fx, g_tmp, g_tmp);
+        CHECK(system(cmd2) == 0);
+        snprintf(d2, sizeof d2, "%s/mixed", g_tmp);
+        ck_set_log(capture_log, NULL, CK_LOG_INFO);
+        CHECK(ck_seq_list(&so, d2, &e2) == CK_OK && so.n == 1);
+        ck_set_log(NULL, NULL, CK_LOG_INFO);
+        ck_seq_free(&so);
+        CHECK_MSG(strstr(g_logged, "1 file that is not frames") && strstr(g_logged, "0001.tif"), "ignored files named: %s",
+                  g_logged);
+    }
 
     if (!ck_image_format_supported(CK_IMAGE_EXR) || !ck_image_format_supported(CK_IMAGE_PNG)) {
         printf("SKIP: the CLI runs: this build cannot write EXR and PNG (OpenEXR or libpng not found at "

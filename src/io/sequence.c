@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* qsort_r */
 /* Frame-sequence folders (see sequence.h). */
 #include "io/sequence.h"
 
@@ -36,8 +37,17 @@ static int image_ext(const char *name) {
     return !strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".exr");
 }
 
+/* Natural order, made total: names equal to it ("1.png" / "01.png", "a.png" / "A.png") by their bytes, so
+ * the order never depends on the file system's. */
 static int cmp_names(const void *a, const void *b) {
-    return ck_natural_cmp(*(char *const *)a, *(char *const *)b);
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    const int   c = ck_natural_cmp(x, y);
+    return c ? c : strcmp(x, y);
+}
+
+static int cmp_stem_index(const void *a, const void *b, void *stems) {
+    char **st = stems;
+    return strcmp(st[*(const int *)a], st[*(const int *)b]);
 }
 
 ck_status ck_seq_list(ck_seq *seq, const char *dir, ck_err *err) {
@@ -47,8 +57,20 @@ ck_status ck_seq_list(ck_seq *seq, const char *dir, ck_err *err) {
     char         **names = NULL;
     int            n = 0, cap = 0;
     struct dirent *e;
+    int  ignored = 0;
+    char ignored_names[256] = "";
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || !image_ext(e->d_name)) continue;
+        if (e->d_name[0] == '.') continue;
+        if (!image_ext(e->d_name)) { /* named in a warning: a plate format this build does not read is no frame */
+            char        p[4096];
+            struct stat st;
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+                const size_t l = strlen(ignored_names);
+                if (ignored++ < 3) snprintf(ignored_names + l, sizeof ignored_names - l, "%s%.60s", l ? ", " : "", e->d_name);
+            }
+            continue;
+        }
         if (n == cap) {
             cap       = cap ? 2 * cap : 64;
             char **nn = realloc(names, sizeof *names * (size_t)cap);
@@ -77,6 +99,28 @@ ck_status ck_seq_list(ck_seq *seq, const char *dir, ck_err *err) {
     }
     free(names);
     seq->n = n;
+    if (ignored)
+        CK_LOG_WARN("%s: %d file%s that %s not frames (.png, .jpg, .exr) ignored: %s%s", dir, ignored,
+                    ignored == 1 ? "" : "s", ignored == 1 ? "is" : "are", ignored_names, ignored > 3 ? ", ..." : "");
+    /* two frames of one stem would be written to the same passes: an error naming both */
+    int *idx = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!idx) {
+        ck_seq_free(seq);
+        return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", dir);
+    }
+    for (int i = 0; i < n; i++) idx[i] = i;
+    qsort_r(idx, (size_t)n, sizeof *idx, cmp_stem_index, seq->stems);
+    for (int i = 1; i < n; i++)
+        if (!strcmp(seq->stems[idx[i - 1]], seq->stems[idx[i]])) {
+            ck_status st = ck__fail(err, CK_STATUS_EINVAL,
+                                    "%s: %s and %s would both be written as '%s' (the same name without its "
+                                    "extension): rename or remove one",
+                                    dir, seq->paths[idx[i - 1]], seq->paths[idx[i]], seq->stems[idx[i]]);
+            free(idx);
+            ck_seq_free(seq);
+            return st;
+        }
+    free(idx);
     return CK_OK;
 }
 
