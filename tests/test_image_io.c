@@ -864,6 +864,106 @@ static void test_pixel_limit(void) {
     unsetenv("CKEY_MAX_PIXELS");
 }
 
+#ifdef CK_HAVE_TIFF
+#include <tiffio.h>
+/* TIFF plates: 8- and 16-bit integer (strips, LZW), 32-bit float (tiles) and 16-bit float (planar) files
+ * written with libtiff read back to the values written; float TIFFs count as scene-linear. */
+static void test_tiff(void) {
+    const int W = 37, H = 23;
+    struct {
+        const char *name;
+        int         bps, fmt, spp, tiled, planar, compression;
+    } cases[] = {{"tiff8_rgb.tif", 8, SAMPLEFORMAT_UINT, 3, 0, 0, COMPRESSION_NONE},
+                 {"tiff16_rgba_lzw.tif", 16, SAMPLEFORMAT_UINT, 4, 0, 0, COMPRESSION_LZW},
+                 {"tiff32f_rgb_tiled.tif", 32, SAMPLEFORMAT_IEEEFP, 3, 1, 0, COMPRESSION_ADOBE_DEFLATE},
+                 {"tiff16f_grey_planar.tif", 16, SAMPLEFORMAT_IEEEFP, 2, 0, 1, COMPRESSION_NONE}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char path[1100];
+        tmp_path(path, sizeof path, cases[k].name);
+        TIFF *t = TIFFOpen(path, "w");
+        CHECK(t != NULL);
+        if (!t) continue;
+        const int spp = cases[k].spp, B = cases[k].bps / 8;
+        TIFFSetField(t, TIFFTAG_IMAGEWIDTH, W), TIFFSetField(t, TIFFTAG_IMAGELENGTH, H);
+        TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, spp), TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, cases[k].bps);
+        TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, cases[k].fmt), TIFFSetField(t, TIFFTAG_COMPRESSION, cases[k].compression);
+        TIFFSetField(t, TIFFTAG_PHOTOMETRIC, spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
+        TIFFSetField(t, TIFFTAG_PLANARCONFIG, cases[k].planar ? PLANARCONFIG_SEPARATE : PLANARCONFIG_CONTIG);
+        if (spp == 4 || spp == 2) {
+            uint16_t extra = EXTRASAMPLE_UNASSALPHA;
+            TIFFSetField(t, TIFFTAG_EXTRASAMPLES, 1, &extra);
+        }
+        /* value of (x, y, c): integers cover their range, floats include values above 1 */
+        float *want = malloc(sizeof(float) * W * H * spp);
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                for (int c = 0; c < spp; c++) {
+                    const float v = (float)((x * 7 + y * 13 + c * 29) % 97) / 96.0f;
+                    float      *o = want + ((size_t)y * W + x) * spp + c;
+                    if (cases[k].fmt == SAMPLEFORMAT_IEEEFP) *o = cases[k].bps == 16 ? ck_f16_to_f32(ck_f32_to_f16(v * 1.5f)) : v * 1.5f;
+                    else *o = cases[k].bps == 8 ? (float)(int)(v * 255) / 255.0f : (float)(int)(v * 65535) / 65535.0f;
+                }
+        uint8_t *row = calloc((size_t)W * spp * 4 * 16 * 16, 1);
+        const int planes = cases[k].planar ? spp : 1, per = cases[k].planar ? 1 : spp;
+        if (cases[k].tiled) {
+            TIFFSetField(t, TIFFTAG_TILEWIDTH, 16), TIFFSetField(t, TIFFTAG_TILELENGTH, 16);
+            for (int y0 = 0; y0 < H; y0 += 16)
+                for (int x0 = 0; x0 < W; x0 += 16) {
+                    memset(row, 0, (size_t)16 * 16 * spp * B);
+                    for (int dy = 0; dy < 16 && y0 + dy < H; dy++)
+                        for (int dx = 0; dx < 16 && x0 + dx < W; dx++)
+                            memcpy(row + ((size_t)dy * 16 + dx) * spp * B, want + ((size_t)(y0 + dy) * W + x0 + dx) * spp,
+                                   (size_t)spp * B);
+                    TIFFWriteTile(t, row, (uint32_t)x0, (uint32_t)y0, 0, 0);
+                }
+        } else {
+            TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 4);
+            for (int pl = 0; pl < planes; pl++)
+                for (int y = 0; y < H; y++) {
+                    for (int x = 0; x < W; x++)
+                        for (int c = 0; c < per; c++) {
+                            const float v  = want[((size_t)y * W + x) * spp + (planes > 1 ? pl : c)];
+                            uint8_t    *p  = row + ((size_t)x * per + c) * B;
+                            if (cases[k].fmt == SAMPLEFORMAT_IEEEFP && B == 4) memcpy(p, &v, 4);
+                            else if (cases[k].fmt == SAMPLEFORMAT_IEEEFP) {
+                                const uint16_t hh = ck_f32_to_f16(v);
+                                memcpy(p, &hh, 2);
+                            } else if (B == 1) *p = (uint8_t)(v * 255.0f + 0.5f);
+                            else {
+                                const uint16_t u = (uint16_t)(v * 65535.0f + 0.5f);
+                                memcpy(p, &u, 2);
+                            }
+                        }
+                    TIFFWriteScanline(t, row, (uint32_t)y, (uint16_t)pl);
+                }
+        }
+        TIFFClose(t);
+        ck_image  img   = {0};
+        int       depth = 0;
+        ck_err    err   = {{0}};
+        ck_status st    = ck_image_read(path, &img, &depth, &err);
+        CHECK_MSG(st == CK_OK && img.width == W && img.height == H && img.channels == spp && depth == cases[k].bps,
+                  "%s: %s", cases[k].name, err.msg);
+        if (st == CK_OK) check_close(cases[k].name, img.data, want, (size_t)W * H * spp, 1e-6, 0);
+        CHECK(ck_image_is_linear(path) == (cases[k].fmt == SAMPLEFORMAT_IEEEFP));
+        CHECK(ck_image_sniff(path) == CK_IMAGE_TIFF);
+        ck_image_release(&img);
+        free(want), free(row);
+    }
+    /* a truncated TIFF: an error naming the file, no crash */
+    char src[1100], path[1100];
+    tmp_path(src, sizeof src, "tiff16_rgba_lzw.tif");
+    size_t         len;
+    unsigned char *b = slurp(src, &len);
+    if (b) {
+        tmp_path(path, sizeof path, "tiff_truncated.tif");
+        spit(path, b, len / 3);
+        expect_read_error(path, CK_STATUS_EFORMAT, "truncated TIFF");
+        free(b);
+    }
+}
+#endif
+
 /* A .npy whose 128-byte header claims 16 GB of data: refused by the file's size, before any allocation. */
 static void test_npy_claims(void) {
     char path[1200];
@@ -898,6 +998,9 @@ int main(void) {
 
     test_sniff();
     test_npy_claims();
+#ifdef CK_HAVE_TIFF
+    test_tiff();
+#endif
     if (ck_image_format_supported(CK_IMAGE_PNG) && ck_image_format_supported(CK_IMAGE_JPEG)) test_pixel_limit();
     test_atomic_generic();
     if (ck_image_format_supported(CK_IMAGE_PNG) && ck_image_format_supported(CK_IMAGE_EXR)) test_atomic_write();

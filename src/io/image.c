@@ -24,9 +24,6 @@ static const unsigned char k_exr_magic[4] = {0x76, 0x2f, 0x31, 0x01};
 
 /* Formats a file can be mistaken for; named in the error so the user knows what to convert. */
 static const char *foreign_format(const unsigned char *b, size_t n) {
-    if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) ||
-                   (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == 42)))
-        return "TIFF";
     if (n >= 2 && b[0] == 'B' && b[1] == 'M') return "BMP";
     if (n >= 4 && memcmp(b, "RIFF", 4) == 0) return "RIFF (WebP?)";
     if (n >= 4 && memcmp(b, "\x1a\x45\xdf\xa3", 4) == 0) return "Matroska/WebM video";
@@ -39,6 +36,9 @@ static ck_image_format classify(const unsigned char *b, size_t n) {
     if (n >= 8 && memcmp(b, k_png_magic, 8) == 0) return CK_IMAGE_PNG;
     if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) return CK_IMAGE_JPEG;
     if (n >= 4 && memcmp(b, k_exr_magic, 4) == 0) return CK_IMAGE_EXR;
+    if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) ||
+                   (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == 42)))
+        return CK_IMAGE_TIFF;
     return CK_IMAGE_UNKNOWN;
 }
 
@@ -62,11 +62,11 @@ static ck_status sniff_checked(const char *path, ck_image_format *fmt, ck_err *e
     if (*fmt != CK_IMAGE_UNKNOWN) return CK_OK;
     const char *other = foreign_format(b, n);
     if (other)
-        return ck__fail(err, CK_STATUS_EFORMAT, "%s: %s files are not supported (only PNG, JPEG and EXR); convert it",
+        return ck__fail(err, CK_STATUS_EFORMAT, "%s: %s files are not supported (only PNG, JPEG, EXR and TIFF); convert it",
                         path, other);
     if (n >= 4)
         return ck__fail(err, CK_STATUS_EFORMAT,
-                        "%s: not a PNG, JPEG or EXR file (starts with bytes %02x %02x %02x %02x)", path, b[0], b[1],
+                        "%s: not a PNG, JPEG, EXR or TIFF file (starts with bytes %02x %02x %02x %02x)", path, b[0], b[1],
                         b[2], b[3]);
     return ck__fail(err, CK_STATUS_EFORMAT, "%s: too short to be an image (%zu bytes)", path, n);
 }
@@ -81,11 +81,20 @@ ck_image_format ck_image_sniff(const char *path) {
     return classify(b, n);
 }
 
+int ck_image_is_linear(const char *path) {
+    const ck_image_format f = ck_image_sniff(path);
+#ifdef CK_HAVE_TIFF
+    if (f == CK_IMAGE_TIFF) return ck__tiff_is_float(path);
+#endif
+    return f == CK_IMAGE_EXR;
+}
+
 const char *ck_image_format_name(ck_image_format fmt) {
     switch (fmt) {
     case CK_IMAGE_PNG: return "PNG";
     case CK_IMAGE_JPEG: return "JPEG";
     case CK_IMAGE_EXR: return "EXR";
+    case CK_IMAGE_TIFF: return "TIFF";
     case CK_IMAGE_UNKNOWN: break;
     }
     return "unknown";
@@ -102,11 +111,14 @@ int ck_image_format_supported(ck_image_format fmt) {
 #ifdef CK_HAVE_EXR
     case CK_IMAGE_EXR: return 1;
 #endif
+#ifdef CK_HAVE_TIFF
+    case CK_IMAGE_TIFF: return 1;
+#endif
     default: return 0;
     }
 }
 
-#if !defined(CK_HAVE_PNG) || !defined(CK_HAVE_JPEG) || !defined(CK_HAVE_EXR)
+#if !defined(CK_HAVE_PNG) || !defined(CK_HAVE_JPEG) || !defined(CK_HAVE_EXR) || !defined(CK_HAVE_TIFF)
 static ck_status not_built(const char *path, const char *what, const char *lib, ck_err *err) {
     return ck__fail(err, CK_STATUS_EUNSUPPORTED, "%s: %s support not built (%s not found at configure time)", path,
                     what, lib);
@@ -186,6 +198,13 @@ ck_status ck_image_read_into(const char *path, ck_image *img, float *buf, size_t
         st = ck__exr_read(path, img, &dst, &depth, err);
 #else
         st = not_built(path, "EXR", "OpenEXR", err);
+#endif
+        break;
+    case CK_IMAGE_TIFF:
+#ifdef CK_HAVE_TIFF
+        st = ck__tiff_read(path, img, &dst, &depth, err);
+#else
+        st = not_built(path, "TIFF", "libtiff", err);
 #endif
         break;
     case CK_IMAGE_UNKNOWN: CK_ASSERT(0 && "sniff_checked accepted an unknown format"); break;

@@ -35,7 +35,8 @@ typedef enum ck_image_format {
     CK_IMAGE_UNKNOWN = 0,
     CK_IMAGE_PNG     = 1,
     CK_IMAGE_JPEG    = 2,
-    CK_IMAGE_EXR     = 3
+    CK_IMAGE_EXR     = 3,
+    CK_IMAGE_TIFF    = 4  /* read only (plates) */
 } ck_image_format;
 
 typedef enum ck_exr_compression {
@@ -61,6 +62,8 @@ long long ck_image_max_pixels(void);
 
 /* Detects the format from magic bytes (not the extension). CK_IMAGE_UNKNOWN also for unreadable paths. */
 ck_image_format ck_image_sniff(const char *path);
+/* 1 when the file holds scene-linear values (EXR, float TIFF), which plates convert to sRGB; else 0. */
+int             ck_image_is_linear(const char *path);
 const char     *ck_image_format_name(ck_image_format fmt); /* "PNG", "JPEG", "EXR", "unknown" */
 /* 1 when this build can read and write the format (its library was found at configure time). */
 int             ck_image_format_supported(ck_image_format fmt);
@@ -141,6 +144,8 @@ ck_status ck__png_write_direct(const char *tmp_path, const ck__image_job *job, c
 void      ck__png_samples_to_float(float *dst, const unsigned char *src, size_t n, int depth);
 ck_status ck__jpeg_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
 ck_status ck__exr_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
+ck_status ck__tiff_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
+int       ck__tiff_is_float(const char *path);
 ck_status ck__exr_write(const char *tmp_path, const void *job, ck_err *err);
 
 /* Sets img->data for width*height*channels floats (overflow-checked size math): dst's buffer when it

@@ -65,7 +65,7 @@ ck_status read_plate(const char *path, int input_is_linear, float *buf, size_t c
     ck_image  raw;
     ck_status st = ck_image_read_into(path, &raw, buf, cap, NULL, err);
     if (st != CK_OK) return st;
-    const int    is_exr = ck_image_sniff(path) == CK_IMAGE_EXR;
+    const int    is_exr = ck_image_is_linear(path); /* EXR or float TIFF: scene-linear */
     const size_t n      = (size_t)raw.width * raw.height;
     float       *dst    = raw.channels == 3 ? raw.data : malloc(sizeof(float) * n * 3);
     if (!dst) {

@@ -175,7 +175,7 @@ static ck_status read_channels(const char *path, float *dst, int w, int h, int c
         ck_image_release(&img);
         return ck__fail(NULL, CK_STATUS_ESHAPE, "%s is %dx%d, its plate %dx%d", path, img.width, img.height, w, h);
     }
-    const int to_srgb = srgb_from_exr && ck_image_sniff(path) == CK_IMAGE_EXR;
+    const int to_srgb = srgb_from_exr && ck_image_is_linear(path);
     for (size_t i = 0; i < (size_t)w * h; i++)
         for (int c = 0; c < ch; c++) {
             float v = img.data[i * img.channels + (img.channels >= 3 ? c : 0)]; /* grey replicated, A dropped */
