@@ -3,7 +3,8 @@
 # directly: ckey installs its handlers itself, so this holds for background jobs too) end it with exit 130 /
 # 143, the message "interrupted", a `cancelled` event with --json, no partial file anywhere under the output,
 # every written frame complete (all four passes, none empty), and a --skip-existing rerun that keys the
-# rest (more frames skipped in a row than the pipeline has slots: this once deadlocked). Partial files of a
+# rest (more frames skipped in a row than the pipeline has slots: this once deadlocked); a SIGKILLed video
+# shot resumed with --skip-existing ends with the same videos as an uninterrupted run. Partial files of a
 # process that died (fake ones, of a pid that no longer runs) are removed when the next run starts, and said
 # so; a live process's are left alone.
 set -u
@@ -64,6 +65,25 @@ check "[ $rc -eq 0 ] && [ -s '$tmp/out_INT/Matte/f007.exr' ] && [ \$(stat -c %s 
       "--skip-existing keys an empty and a truncated pass's frames again"
 check "grep -q 'f007.exr does not decode' '$tmp/resume.err' && grep -c '\"frame_written\"' '$tmp/resume.json' | grep -qx 2" \
       "--skip-existing: says which pass did not decode, 2 frames written"
+
+# a video shot killed (SIGKILL: no handler runs) and resumed with --skip-existing ends with the ProRes 4444
+# and H.264 an uninterrupted run writes, byte for byte; the killed run's partial video is swept
+if "$CK_BIN" encode --help > /dev/null 2>&1 && "$CK_BIN" "${args[@]}" --out "$tmp/vfull" --video-out prores,h264 --quiet \
+        2> "$tmp/vfull.err"; then
+    "$CK_BIN" "${args[@]}" --out "$tmp/vkill" --video-out prores,h264 --quiet 2> /dev/null &
+    pid=$!
+    for _ in $(seq 1 200); do
+        [ "$(ls "$tmp/vkill/Matte" 2> /dev/null | wc -l)" -ge 3 ] && break
+        sleep 0.05
+    done
+    kill -KILL $pid; wait $pid 2> /dev/null
+    "$CK_BIN" "${args[@]}" --out "$tmp/vkill" --skip-existing --video-out prores,h264 --quiet 2> "$tmp/vkill.err"; rc=$?
+    check "[ $rc -eq 0 ] && cmp -s '$tmp/vfull/shot_prores4444.mov' '$tmp/vkill/shot_prores4444.mov' && cmp -s '$tmp/vfull/shot_comp.mp4' '$tmp/vkill/shot_comp.mp4'" \
+          "SIGKILL, then --skip-existing: the videos equal an uninterrupted run's, byte for byte"
+    check "[ \$(find '$tmp/vkill' -name '.*' -type f | wc -l) -eq 0 ]" "SIGKILL, then --skip-existing: the partial video is gone"
+else
+    echo "SKIP: no video support in this build ($(head -1 "$tmp/vfull.err" 2> /dev/null))"
+fi
 
 # partial files of a dead process are swept, a live process's stay
 dead=$(sh -c 'echo $$'); sleep 0.1

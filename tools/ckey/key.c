@@ -437,11 +437,20 @@ int run_key(key_opts o) {
     key_run     kr = {&o, &imgs, &hints, seq, vid, stem1, vin, vhint,
                       {strstr(vo, "prores") != NULL, strstr(vo, "ffv1") != NULL, strstr(vo, "h264") != NULL},
                       {NULL, NULL, NULL}, start, count, 0, now_s(), 0, 0.0, 0.0};
+    if (kr.want[2] && !o.p.comp) kr.want[2] = 0;
+    /* a shot keyed in parts: its videos come from the passes once they are all there (encode.c) */
+    int          encode_after[3] = {0, 0, 0};
+    const double encode_fps      = vid ? ck_video_fps(vin) : 24.0;
     if ((kr.want[0] || kr.want[1] || kr.want[2]) && (o.shard || o.skip_existing)) {
-        if (o.video_out) fprintf(stderr, "ckey: warning: --video-out is ignored with --shard or --skip-existing\n");
+        if (o.shard) {
+            if (o.video_out)
+                fprintf(stderr, "ckey: warning: with --shard the videos are not written; after the last shard: "
+                                "ckey encode %s --video-out %s\n", o.out, o.video_out);
+        } else if (start == 0 && count == total) { /* the whole shot: every frame is there at the end */
+            memcpy(encode_after, kr.want, sizeof encode_after);
+        }
         kr.want[0] = kr.want[1] = kr.want[2] = 0;
     }
-    if (kr.want[2] && !o.p.comp) kr.want[2] = 0;
     int rc = 0;
     for (int k = 0; vid && k < start && rc == 0; k++) { /* decode up to the first frame of the range */
         int    eof = 0;
@@ -501,6 +510,16 @@ int run_key(key_opts o) {
         }
     }
     if (rc == 0 && cancelled) rc = report_cancelled(&o, ps.frames);
+#ifdef CK_HAVE_FFMPEG
+    if (rc == 0 && !cancelled && (encode_after[0] || encode_after[1] || encode_after[2])) {
+        char emsg[1400];
+        if (!encode_videos(o.out, stem1, encode_after, encode_fps, o.quiet, emsg, sizeof emsg)) {
+            fprintf(stderr, "ckey: the videos from the passes: %s\n", emsg);
+            json_failed(&o, emsg, EXIT_RUNTIME);
+            rc = EXIT_RUNTIME;
+        }
+    }
+#endif
     ck_ctx_free(ctx);
     ck_seq_free(&imgs), ck_seq_free(&hints);
     return rc;

@@ -52,6 +52,11 @@ int         pass_final_paths(const key_opts *o, const char *stem, char paths[4][
 void        json_failed(const key_opts *o, const char *msg, int code);
 void        progress_human(int done_idx, int count, const char *stem, double fps, double eta);
 
+/* encode.c: the videos (want: prores, ffv1, h264) of the shot in `out` from its passes, named
+ * <stem>_prores4444.mov etc.; 0 with a message on failure. cmd_encode: `ckey encode`. */
+int encode_videos(const char *out, const char *stem, const int want[3], double fps, int quiet, char *emsg, size_t n);
+int cmd_encode(int argc, char **argv);
+
 /* key.c: keys o.image (a file, a folder of frames or a video) into o.out; returns the exit status. */
 int run_key(key_opts o);
 

@@ -24,6 +24,7 @@ static void usage_main(FILE *f) {
             "  key       key a frame, a folder of frames or a video: plate + rough alpha hint -> Matte, FG,\n"
             "            Processed, Comp passes (and ProRes 4444 / FFV1 / H.264 videos)\n"
             "  clip      key a CorridorKey clip folder (Input/, AlphaHint/ -> Output/), or a folder of clips\n"
+            "  encode    a shot's videos (ProRes 4444, FFV1, H.264) from the passes in its output folder\n"
             "  bench     time the network alone at one size (JSON), or sweep the toggles (--sweep)\n"
             "  doctor    devices, checkpoint, and the configuration this machine should use\n"
             "  plates    write synthetic green-screen plates with exact ground truth (alpha, fg, hint)\n"
@@ -418,6 +419,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "plates")) return ck_cli_plates(argc - 2, argv + 2);
     if (!strcmp(cmd, "quality")) return ck_cli_quality(argc - 2, argv + 2);
     if (!strcmp(cmd, "clip")) return cmd_clip(argc - 2, argv + 2);
+    if (!strcmp(cmd, "encode")) return cmd_encode(argc - 2, argv + 2);
     fprintf(stderr, "ckey: unknown command '%s'\n", cmd);
     usage_main(stderr);
     return EXIT_USAGE;
