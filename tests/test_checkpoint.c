@@ -813,6 +813,18 @@ static void test_pickles(void) {
         z         = build_zip(dup, 2);
         CHECK(open_copy(&ck, z.p, z.n, "dupzip.pth", &err, &copy) == CK_STATUS_EFORMAT && strstr(err.msg, "duplicate zip entry"));
         free(copy), free(z.p);
+        /* the first record claims 40 more bytes than it holds: its data runs into the second's local header */
+        rec two_ok[] = {{"a/data.pkl", p.p, p.n}, {"a/version", (const uint8_t *)"3\n", 2}};
+        z            = build_zip(two_ok, 2);
+        for (size_t k = 0; k + 46 <= z.n; k++)
+            if (z.p[k] == 0x50 && z.p[k + 1] == 0x4b && z.p[k + 2] == 1 && z.p[k + 3] == 2) { /* first central entry */
+                const uint32_t sz = (uint32_t)p.n + 40;
+                for (int b = 0; b < 4; b++) z.p[k + 20 + b] = z.p[k + 24 + b] = (uint8_t)(sz >> (8 * b));
+                break;
+            }
+        CHECK_MSG(open_copy(&ck, z.p, z.n, "overlap.pth", &err, &copy) == CK_STATUS_EFORMAT && strstr(err.msg, "overlaps another entry"),
+                  "overlapping zip records: %s", err.msg);
+        free(copy), free(z.p);
         rec nested[] = {{"a/b/data.pkl", p.p, p.n}};
         z            = build_zip(nested, 1);
         CHECK(open_copy(&ck, z.p, z.n, "nested.pth", &err, &copy) == CK_STATUS_EFORMAT && strstr(err.msg, "no <folder>/data.pkl"));

@@ -42,6 +42,16 @@ static int cmp_name(const char *a, size_t an, const char *b, size_t bn) {
     return an < bn ? -1 : an > bn;
 }
 
+typedef struct span {
+    uint64_t start, end;
+    int      idx;
+} span;
+
+static int cmp_span(const void *a, const void *b) {
+    const span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
 typedef struct name_ref {
     const char *name;
     size_t      len;
@@ -115,9 +125,10 @@ ck_status ck_zip_open(ck_zip *z, const uint8_t *buf, size_t size, const char *la
     int n = (int)n_total;
     z->entries = calloc(n ? (size_t)n : 1, sizeof *z->entries);
     z->by_name = calloc(n ? (size_t)n : 1, sizeof *z->by_name);
-    name_ref *refs = calloc(n ? (size_t)n : 1, sizeof *refs);
-    if (!z->entries || !z->by_name || !refs) {
-        free(refs);
+    name_ref *refs  = calloc(n ? (size_t)n : 1, sizeof *refs);
+    span     *spans = calloc(n ? (size_t)n : 1, sizeof *spans); /* each record, local header to data end */
+    if (!z->entries || !z->by_name || !refs || !spans) {
+        free(refs), free(spans);
         ck_zip_close(z);
         return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory indexing %d zip entries", label, n);
     }
@@ -204,8 +215,19 @@ ck_status ck_zip_open(ck_zip *z, const uint8_t *buf, size_t size, const char *la
         ze->offset       = (size_t)doff;
         ze->crc32        = rd32(p + 16);
         refs[i]          = (name_ref){name, nlen, i};
+        spans[i]         = (span){lho, doff + csize, i};
         p += CENTRAL_SIZE + nlen + xlen + clen;
     }
+    /* records share no byte with one another or with the central directory (overlapping records would let
+     * one tensor's bytes be read as another's) */
+    qsort(spans, (size_t)n, sizeof *spans, cmp_span);
+    for (int i = 0; i < n; i++)
+        if ((i > 0 && spans[i].start < spans[i - 1].end) || spans[i].end > cd_off) {
+            const ck_zip_entry *ov = &z->entries[spans[i].idx];
+            st = ck__fail(err, CK_STATUS_EFORMAT, "%s: zip entry '%.*s' overlaps %s", label, shown(ov->name_len), ov->name,
+                          spans[i].end > cd_off ? "the central directory" : "another entry");
+            goto done;
+        }
     z->n = n;
     qsort(refs, (size_t)n, sizeof *refs, cmp_ref);
     for (int i = 0; i < n; i++) {
@@ -217,7 +239,7 @@ ck_status ck_zip_open(ck_zip *z, const uint8_t *buf, size_t size, const char *la
         z->by_name[i] = refs[i].idx;
     }
 done:
-    free(refs);
+    free(refs), free(spans);
     if (st != CK_OK) ck_zip_close(z);
     return st;
 }
