@@ -173,6 +173,15 @@ int main(void) {
                  "&& test -f %s/clipv/shot/Output/Matte/00002.exr",
                  dir, p1, dir, bin, dir, fx, dir, dir);
         CHECK_MSG(system(cmd) == 0, "clip folder with Input.mkv");
+        /* a truncated video plate (its index, at the end of a MOV, is gone): exit 1 before loading, one line
+         * naming the file and the problem (it was "MP4/MOV container files are not supported") */
+        snprintf(cmd, sizeof cmd,
+                 "head -c 20000 %s/vout/plate_prores4444.mov > %s/cut.mov && %s key --image %s/cut.mov --hint "
+                 "%s/frame_hint.png --checkpoint %s/model.safetensors --size 128 --device cpu --out %s/cutout > %s/cut.log "
+                 "2>&1; test $? -eq 1 && grep -q 'cut.mov: a video file FFmpeg cannot open' %s/cut.log && "
+                 "! grep -q 'loaded in' %s/cut.log && test $(grep -c . %s/cut.log) -eq 1",
+                 dir, dir, bin, dir, fx, fx, dir, dir, dir, dir, dir);
+        CHECK_MSG(system(cmd) == 0, "truncated video plate: one message, exit 1, before loading");
         free(rgba);
         ck_npy_free(&rgbn);
     }

@@ -16,7 +16,7 @@
 /* FFmpeg's own chatter (encoder banners, probe notes) is not for our users; errors come back as statuses. */
 static void quiet_ffmpeg(void) {
     static int done;
-    if (!done) av_log_set_level(AV_LOG_ERROR), done = 1;
+    if (!done) av_log_set_level(AV_LOG_FATAL), done = 1; /* ckey reports the failure itself, naming the file */
 }
 
 static const char *averr(int e, char *buf) {
@@ -93,22 +93,43 @@ ck_status ck_video_open(ck_video_reader **out, const char *path, ck_err *err) {
     return CK_OK;
 }
 
-int ck_video_count_frames(const char *path) {
+int ck_video_count_frames_ex(const char *path, int *declared, int *damaged) {
     quiet_ffmpeg();
+    *declared = 0, *damaged = 0;
     AVFormatContext *fmt = NULL;
     if (avformat_open_input(&fmt, path, NULL, NULL) < 0) return -1;
     int n = -1, s = -1;
     if (avformat_find_stream_info(fmt, NULL) >= 0 && (s = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0)) >= 0) {
-        AVPacket *pkt = av_packet_alloc();
-        n             = 0;
-        while (pkt && av_read_frame(fmt, pkt) >= 0) {
+        const int64_t nb = fmt->streams[s]->nb_frames;
+        *declared        = nb > 0 && nb < 100000000 ? (int)nb : 0;
+        AVPacket *pkt    = av_packet_alloc();
+        int       e      = 0;
+        n                = 0;
+        while (pkt && (e = av_read_frame(fmt, pkt)) >= 0) {
             n += pkt->stream_index == s;
             av_packet_unref(pkt);
         }
+        *damaged = pkt && e != AVERROR_EOF;
         av_packet_free(&pkt);
     }
     avformat_close_input(&fmt);
     return n;
+}
+
+int ck_video_count_frames(const char *path) {
+    int declared, damaged;
+    return ck_video_count_frames_ex(path, &declared, &damaged);
+}
+
+int ck_video_looks_like_container(const char *path) {
+    unsigned char b[12] = {0};
+    FILE         *f     = fopen(path, "rb");
+    if (!f) return 0;
+    const size_t n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    return (n >= 8 && !memcmp(b + 4, "ftyp", 4)) || (n >= 4 && !memcmp(b, "\x1a\x45\xdf\xa3", 4)) ||
+           (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "AVI ", 4)) ||
+           (n >= 8 && (!memcmp(b + 4, "moov", 4) || !memcmp(b + 4, "mdat", 4) || !memcmp(b + 4, "wide", 4)));
 }
 
 int    ck_video_width(const ck_video_reader *r) { return r->w; }

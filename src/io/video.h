@@ -21,6 +21,12 @@ int ck_video_probe(const char *path);
 
 /* Frames in the file's video stream, counted by demuxing every packet (no decoding); -1 on error. */
 int       ck_video_count_frames(const char *path);
+/* The same, and what the container says: *declared its frame count (MOV/MP4 keep one; 0 when it does not
+ * say: a duration is no count, frame rates of damaged files are guesses), *damaged 1 when reading stopped
+ * at an error rather than at the end of the file. */
+int       ck_video_count_frames_ex(const char *path, int *declared, int *damaged);
+/* 1 when the file starts like a video container (MP4/MOV, Matroska/WebM, AVI), whether or not it opens. */
+int       ck_video_looks_like_container(const char *path);
 ck_status ck_video_open(ck_video_reader **out, const char *path, ck_err *err);
 int       ck_video_width(const ck_video_reader *r);
 int       ck_video_height(const ck_video_reader *r);

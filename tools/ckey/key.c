@@ -362,9 +362,21 @@ int run_key(key_opts o) {
     int vid = 0, vtotal = 0;
 #ifdef CK_HAVE_FFMPEG
     ck_video_reader *vin = NULL, *vhint = NULL;
+    if (!seq && ck_image_sniff(o.image) == CK_IMAGE_UNKNOWN && !ck_video_probe(o.image) &&
+        ck_video_looks_like_container(o.image)) {
+        fprintf(stderr, "ckey: %s: a video file FFmpeg cannot open or find a video stream in (truncated, damaged, or "
+                        "without frames?)\n", o.image);
+        return EXIT_RUNTIME;
+    }
     if (!seq && ck_image_sniff(o.image) == CK_IMAGE_UNKNOWN && ck_video_probe(o.image)) {
-        vid    = 1;
-        vtotal = ck_video_count_frames(o.image);
+        vid = 1;
+        int declared = 0, damaged = 0;
+        vtotal = ck_video_count_frames_ex(o.image, &declared, &damaged);
+        if (vtotal > 0 && (damaged || (declared > 0 && vtotal < declared))) {
+            fprintf(stderr, "ckey: %s: the video is truncated or damaged: %d of %d frames can be read\n", o.image,
+                    vtotal, declared > vtotal ? declared : vtotal);
+            return EXIT_RUNTIME;
+        }
         if (vtotal <= 0 || ck_video_open(&vin, o.image, &err) != CK_OK) {
             if (vtotal <= 0) fprintf(stderr, "ckey: %s: no video frames\n", o.image);
             return EXIT_RUNTIME;
