@@ -21,6 +21,16 @@ static int run(const char *args) {
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+/* The last run's output (cli.log) into text. */
+static void read_log(char *text, size_t n) {
+    char log[2048];
+    snprintf(log, sizeof log, "%s/cli.log", g_tmp);
+    FILE  *f   = fopen(log, "r");
+    size_t got = f ? fread(text, 1, n - 1, f) : 0;
+    text[got]  = '\0';
+    if (f) fclose(f);
+}
+
 /* Counts regular files under dir, recursively (hidden temporaries included). */
 static int count_files(const char *dir) {
     DIR *d = opendir(dir);
@@ -115,12 +125,8 @@ int main(void) {
              "--size 128 --device cpu --out %s/frame_rgb.png/out", g_fx, g_fx, g_fx, g_fx);
     rc = run(args);
     {
-        char log[2048], text[4096] = "";
-        snprintf(log, sizeof log, "%s/cli.log", g_tmp);
-        FILE  *f   = fopen(log, "r");
-        size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
-        text[got] = '\0';
-        if (f) fclose(f);
+        char text[4096];
+        read_log(text, sizeof text);
         CHECK_MSG(rc == 1 && strstr(text, "cannot create the output folder") && !strstr(text, "loaded in"),
                   "unwritable output: exit %d, reported before loading: %s", rc, text);
         printf("OK     bad output folder reported before loading (exit %d)\n", rc);
@@ -199,12 +205,8 @@ int main(void) {
         CHECK_MSG(count_files(path) == 4, "the clip after the bad one is keyed (%d files)", count_files(path));
         snprintf(path, sizeof path, "%s/B_bad/Output", root);
         CHECK_MSG(count_files(path) == 0, "the bad clip leaves nothing");
-        char log[2048], text[8192] = "";
-        snprintf(log, sizeof log, "%s/cli.log", g_tmp);
-        FILE  *f = fopen(log, "r");
-        size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
-        text[got] = '\0';
-        if (f) fclose(f);
+        char text[8192];
+        read_log(text, sizeof text);
         CHECK_MSG(strstr(text, "1 of 3 clips failed: B_bad") != NULL, "the bad clip is named at the end");
         CHECK_MSG(strstr(text, "not clips") && strstr(text, "D_notes"), "the folder that is no clip is named");
         printf("OK     clip batch: the good clips keyed, B_bad named, exit %d\n", rc);

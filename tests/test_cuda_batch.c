@@ -10,6 +10,7 @@
 #include "ctx.h"
 #include "core/tensor.h"
 #include "cuda_test.h"
+#include "batch_inputs.h"
 #include "harness.h"
 
 #include <math.h>
@@ -33,14 +34,6 @@ static ck_ctx *open_ctx(const char *ck, ck_device dev, ck_precision prec, int si
         return NULL;
     }
     return ctx;
-}
-
-static void make_input(float *x, int S, int b) {
-    for (int y = 0; y < S; y++)
-        for (int i = 0; i < S; i++)
-            for (int c = 0; c < 4; c++)
-                x[((size_t)y * S + i) * 4 + c] = c == 3 ? (float)(0.5 + 0.45 * sin(0.11 * (i + 7 * b) + 0.05 * y))
-                                                        : (float)(1.2 * sin(0.07 * (i + 1) * (c + 1 + b)) * cos(0.09 * y));
 }
 
 static void test_network_batch(const char *ck, ck_precision prec, double tol) {
