@@ -95,7 +95,7 @@ int main(void) {
             const char *a1 = o1 ? strstr(o1, "\"agreement\"") : NULL;
             CHECK_MSG(a1 && isfinite(json_field(a1, "psnr")) && json_field(a1, "mean_diff") > 0, "tiled agreement");
         }
-        CHECK(strstr(md, "| config | alpha MAE | max err | MSE | edge-band MAE | fg MAE | ms/frame |") != NULL);
+        CHECK(strstr(md, "| config | alpha MAE | max err | MSE | edge-band MAE | fg MAE | ms/frame | device peak MiB |") != NULL);
         CHECK(strstr(md, "| full@fp32 | 0.000e+00 | 0.000e+00 | inf |") != NULL);
         CHECK(strstr(md, "Caveat") == NULL); /* a checkpoint file: no random-weights caveat */
     }

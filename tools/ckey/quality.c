@@ -36,6 +36,7 @@ typedef struct qconfig {
     int              has_agree;
     ck_agree_summary agree;              /* alpha vs the first configuration */
     double           ms;                 /* median ck_key_image wall time per plate */
+    double           peak_mib;           /* device memory peak of the configuration's context (0: CPU) */
     int              baseline;           /* "chroma": no network (alpha = automatic hint, fg = plate) */
 } qconfig;
 
@@ -58,7 +59,7 @@ static void usage_quality(FILE *f) {
             "despeckle) against the truth: alpha MAE, max error, MSE, MAE over the edge band (pixels with\n"
             "0 < truth alpha < 1), fg MAE (sRGB values, pixels with truth alpha > 0), median ms per frame\n"
             "(ck_key_image wall time: pre-processing, network, resize back; despeckle, despill and comp are\n"
-            "off since the scores precede them). A second table compares every configuration's alpha with\n"
+            "off since the scores precede them) and the context's device memory peak (CUDA). A second table compares every configuration's alpha with\n"
             "the first one's (max and mean difference, PSNR with peak 1; identical outputs give 'inf').\n"
             "Pixels of all plates are pooled. Progress goes to stderr, the tables to stdout.\n"
             "\n"
@@ -267,18 +268,21 @@ static void write_md(FILE *f, const qrun *r) {
     if (!strncmp(r->ckpt, RANDOM_PREFIX, strlen(RANDOM_PREFIX)))
         fprintf(f, "\n> **Caveat: random weights.** These numbers exercise the harness and compare configurations "
                    "with each other; they do not measure keying quality.\n");
-    fprintf(f, "\n| config | alpha MAE | max err | MSE | edge-band MAE | fg MAE | ms/frame |\n"
-               "|---|---|---|---|---|---|---|\n");
+    fprintf(f, "\n| config | alpha MAE | max err | MSE | edge-band MAE | fg MAE | ms/frame | device peak MiB |\n"
+               "|---|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < r->ncfg; k++) {
         const qconfig *q = &r->cfg[k];
         if (!q->ok) {
-            fprintf(f, "| %s | failed | | | | | |\n", q->label);
+            fprintf(f, "| %s | failed | | | | | | |\n", q->label);
             continue;
         }
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", q->label, fmt(a, sizeof a, "%.5f", q->score.mae),
+        char pk[32];
+        if (q->peak_mib > 0) snprintf(pk, sizeof pk, "%.0f", q->peak_mib);
+        else snprintf(pk, sizeof pk, "-");
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", q->label, fmt(a, sizeof a, "%.5f", q->score.mae),
                 fmt(b, sizeof b, "%.4f", q->score.max_err), fmt(c, sizeof c, "%.3e", q->score.mse),
                 fmt(d, sizeof d, "%.5f", q->score.edge_mae), fmt(e, sizeof e, "%.5f", q->score.fg_mae),
-                fmt(g, sizeof g, "%.1f", q->ms));
+                fmt(g, sizeof g, "%.1f", q->ms), pk);
     }
     fprintf(f, "\nAlpha agreement with `%s`:\n\n", r->cfg[0].label);
     if (r->ncfg < 2) {
@@ -322,7 +326,8 @@ static void write_json(FILE *f, const qrun *r) {
             fprintf(f, ", \"%s\": ", names[i]);
             json_num(f, q->ok ? v[i] : NAN);
         }
-        fprintf(f, ", \"edge_pixels\": %zu, \"fg_pixels\": %zu", q->score.edge_n, q->score.fg_n);
+        fprintf(f, ", \"edge_pixels\": %zu, \"fg_pixels\": %zu, \"device_peak_mib\": %.1f", q->score.edge_n,
+                q->score.fg_n, q->peak_mib);
         if (q->has_agree) {
             fprintf(f, ", \"agreement\": {\"reference\": ");
             ck_cli_json_str(f, r->cfg[0].label);
@@ -431,6 +436,7 @@ static void run_config(qconfig *q, int idx, int ncfg, qsource *src, ck_plate *pl
                 ncfg, q->label, i + 1, src->count, s1.mae, fmt(e1, sizeof e1, "%.5f", s1.edge_mae), ms[i]);
         done++;
     }
+    q->peak_mib = ctx ? ck_ctx_device_peak_bytes(ctx) / 1048576.0 : 0.0;
     ck_ctx_free(ctx);
     q->ok    = st == CK_OK && done == src->count;
     q->score = ck_score_finish(&sc);
