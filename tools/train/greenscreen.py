@@ -4,7 +4,7 @@ Every sample is built from scratch from one torch.Generator (seeded per batch), 
 
 subject alpha (linear coverage), a union of
   - soft bodies: thresholded multi-octave value noise and random ellipses, with edge widths from a hard
-    1 px to a soft 12 px ramp;
+    1 px to a soft 12 px ramp; a quarter of the ellipses are close-ups 1.5-3.5x larger;
   - hair and fur: hundreds of thin strands grown outward from the body's edge as random smooth curves,
     drawn by splatting sub-pixel points (partial coverage, tapering opacity);
   - thin wires: long curves 0.4-2 px wide crossing the frame;
@@ -14,7 +14,7 @@ subject alpha (linear coverage), a union of
   then motion blur (a random line kernel) or defocus (Gaussian) on some samples, applied to alpha and to
   the premultiplied foreground together, as a camera would.
 subject colour (straight, linear light): multi-octave noise textures in random non-screen hues, stripes
-  and blotches, with the screen's spill on the subject near its edges and a little bounce light overall.
+  and blotches, fine 2-8 px surface detail and weave patterns, with the screen's spill on the subject near its edges and a little bounce light overall.
 screen: green or blue base colour, uneven lighting (a low-frequency field and a vignette), wrinkles
   (mid-frequency noise), occasional tracking markers.
 camera: composite in linear light (plate = fg·α + screen·(1 − α)), exposure and white balance jitter,
@@ -170,6 +170,10 @@ class GreenScreen:
         ne = 3
         cx, cy = _u(gen, (b, ne, 1, 1), 0.2, 0.8, dev) * s, _u(gen, (b, ne, 1, 1), 0.25, 1.1, dev) * s
         rx, ry = _u(gen, (b, ne, 1, 1), 0.06, 0.3, dev) * s, _u(gen, (b, ne, 1, 1), 0.08, 0.4, dev) * s
+        # close-ups (a subject filling the frame, as a tile of a large plate sees it)
+        zoom = torch.where(_u(gen, (b, 1, 1, 1), device=dev) < 0.25, _u(gen, (b, 1, 1, 1), 1.5, 3.5, dev),
+                           torch.ones(b, 1, 1, 1, device=dev))
+        rx, ry = rx * zoom, ry * zoom
         edge = torch.exp(_u(gen, (b, ne, 1, 1), math.log(0.6), math.log(10.0), dev))
         rr = torch.sqrt(((xx - cx) / rx) ** 2 + ((yy - cy) / ry) ** 2)
         ell = torch.sigmoid((1 - rr) * torch.minimum(rx, ry) / edge)
@@ -234,6 +238,16 @@ class GreenScreen:
         hw = (hair / alpha.clamp(min=1e-3)).clamp(0, 1)
         fg = fg * (1 - hw) + hair_col * hw
         fg = fg * (0.6 + 0.8 * value_noise(gen, b, s, 3, 3, dev))  # shading
+        # fine surface detail (weave, print, pores: 2-8 px), which the refiner has to pass through from the
+        # plate rather than smooth away
+        fine = value_noise(gen, b, s, 2, max(8, int(s / _u(gen, (1,), 2, 8, dev).item())), dev)
+        fine_amp = _u(gen, (b, 1, 1, 1), 0.0, 0.8, dev)
+        fg = fg * (1 + fine_amp * (fine - 0.5))
+        theta = _u(gen, (b, 1, 1, 1), 0, math.pi, dev)
+        period = _u(gen, (b, 1, 1, 1), 2.5, 10, dev)
+        weave = torch.sin(2 * math.pi * (xx * torch.cos(theta) + yy * torch.sin(theta)) / period)
+        weave_amp = _u(gen, (b, 1, 1, 1), 0.0, 0.4, dev) * (_u(gen, (b, 1, 1, 1), device=dev) < 0.35).float()
+        fg = (fg * (1 + weave_amp * weave)).clamp(0, 1)
         # glass: dark tinted
         fg = torch.where(glass_m > 0.5, fg * 0.3 + 0.05, fg)
         alpha = torch.maximum(alpha, glass_m * glass_a)

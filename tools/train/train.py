@@ -12,7 +12,7 @@ cosine), so the result does not depend on how the run was cut into invocations; 
 batch k of the generator's stream (seeded by --seed and k), so a resumed run sees what an uninterrupted
 one would. Adam's moments are stored in bfloat16 (the state's files stay under 16 MB each).
 
-Loss per sample: L1 on alpha, alpha-weighted L1 on the foreground (sRGB), L1 on alpha's spatial gradients
+Loss per sample: L1 on alpha, L1 on the foreground (sRGB) weighted 0.25 + 0.75·alpha where alpha > 0.002, L1 on alpha's spatial gradients
 (edges), and the same alpha/fg terms at half weight on the coarse decoder output σ(logits_up).
 """
 from __future__ import annotations
@@ -52,7 +52,8 @@ def forward(model, rgb, hint):
 
 
 def losses(pa, pf, ca, cf, alpha, fg):
-    w = alpha.clamp(min=0.0)
+    # fg weight: every covered pixel counts (as in `ckey quality`'s fg MAE), opaque ones most
+    w = torch.where(alpha > 0.002, 0.25 + 0.75 * alpha, torch.zeros_like(alpha))
     l_a = (pa - alpha).abs().mean()
     l_f = ((pf - fg).abs() * w).sum() / (3 * w.sum() + 1.0)
     gx = lambda t: t[..., :, 1:] - t[..., :, :-1]  # noqa: E731
