@@ -357,6 +357,36 @@ static void test_resize(int64_t B, int64_t H, int64_t W, int64_t C, int64_t Ho, 
     tp_free(&x), tp_free(&y);
 }
 
+/* Three sources summed onto one grid: against the CPU's float32 sum, and in 16 bits closer to it than the
+ * chained resize_bilinear accumulations (whose every partial sum is rounded). */
+static void test_resize_sum(int64_t B, int64_t C, int64_t Ho, int64_t Wo) {
+    char what[128];
+    snprintf(what, sizeof what, "resize_sum 3 sources -> %lldx%lldx%lldx%lld", (long long)B, (long long)Ho,
+             (long long)Wo, (long long)C);
+    tpair     x[3] = {TP(K_ACT, F_RAND, 1.0f, 0.0f, B, Ho / 8, Wo / 8, C), TP(K_ACT, F_RAND, 1.0f, 0.0f, B, Ho / 4, Wo / 4, C),
+                      TP(K_ACT, F_RAND, 1.0f, 0.0f, B, Ho / 2 + 1, Wo / 2, C)};
+    tpair     y = TP(K_ACT, F_OUT, 1.0f, 0.0f, B, Ho, Wo, C), chained = TP(K_ACT, F_OUT, 1.0f, 0.0f, B, Ho, Wo, C);
+    ck_tensor xc[3] = {x[0].c, x[1].c, x[2].c}, xd[3] = {x[0].d, x[1].d, x[2].d};
+    ck_resize_sum(&g_exc, &y.c, xc, 3);
+    ck_resize_sum(&g_exg, &y.d, xd, 3);
+    for (int k = 0; k < 3; k++) ck_resize_bilinear(&g_exg, &chained.d, &xd[k], k > 0);
+    tp_compare(what, &y, 1.0);
+    if (y.d.dtype != CK_DTYPE_F32) {
+        float *a = malloc(y.n * sizeof(float)), *b = malloc(y.n * sizeof(float));
+        CK_ASSERT(a && b);
+        tp_fetch(&y, a), tp_fetch(&chained, b);
+        const float *ref = (const float *)y.c.data;
+        double       ea = 0.0, eb = 0.0;
+        for (size_t i = 0; i < y.n; i++) ea += fabs((double)a[i] - ref[i]), eb += fabs((double)b[i] - ref[i]);
+        printf("       mean |d| to float32: one rounding %.3e, chained %.3e\n", ea / y.n, eb / y.n);
+        CHECK_MSG(ea < eb, "%s: the float32 sum (%.3e) is not closer than chained 16-bit sums (%.3e)", what, ea / y.n,
+                  eb / y.n);
+        free(a), free(b);
+    }
+    for (int k = 0; k < 3; k++) tp_free(&x[k]);
+    tp_free(&y), tp_free(&chained);
+}
+
 static void test_activation(int64_t n, ck_act act, int inplace) {
     char what[96];
     static const char *an[] = {"none", "gelu", "relu"};
@@ -602,6 +632,9 @@ static void run_all(void) {
     test_resize(1, 64, 64, 512, 128, 128, 1);       /* c2 ×2, accumulate */
     test_resize(2, 5, 7, 3, 13, 4, 1);
     test_resize(1, 9, 9, 5, 3, 2, 0);
+    test_resize_sum(1, 512, 128, 128); /* the decoder's fused hidden at 512 */
+    test_resize_sum(2, 24, 40, 48);
+    test_resize_sum(1, 5, 16, 24);     /* C not a multiple of the vector width */
 
     test_activation(16384 * 512, CK_ACT_RELU, 1);
     test_activation(1000, CK_ACT_GELU, 0);

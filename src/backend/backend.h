@@ -53,6 +53,11 @@ typedef void (*ck_op_maxpool2x2_fn)(ck_backend *be, const ck_tensor *y, const ck
 typedef void (*ck_op_add_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b);
 /* y (B,Ho,Wo,C) (+)= bilinear resize of x (B,H,W,C), align_corners=False, no antialias. */
 typedef void (*ck_op_resize_bilinear_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int accumulate);
+/* y (B,Ho,Wo,C) = Σ_k resize(x[k] (B,H_k,W_k,C)), k = 0..n-1 (1 ≤ n ≤ CK_RESIZE_SUM_MAX), each resize as
+ * resize_bilinear's; the sum in float32 in the order of k, rounded to y's dtype once (16-bit activations would
+ * otherwise round every partial sum). */
+#define CK_RESIZE_SUM_MAX 4
+typedef void (*ck_op_resize_sum_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int n);
 /* y = act(x), elementwise; y may alias x. */
 typedef void (*ck_op_activation_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, ck_act act);
 /* y (..., C) = σ(a (..., C) + b_scale · b (..., C)); b may be NULL. */

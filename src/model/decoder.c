@@ -1,6 +1,7 @@
 /* Both SegFormer decoder heads (model_spec §4), from the folded weights of weights.c: per feature i,
  * u_i = f_i · dec_w[i]ᵀ + dec_b[i] at the feature's own resolution, bilinear-upsampled to the c1 grid
- * and summed (linear maps commute with bilinear resizing), ReLU, then the classifier.
+ * and summed (linear maps commute with bilinear resizing; one resize_sum pass, float32 sums), ReLU, then
+ * the classifier.
  * Fused ("fused_decode", default): both heads as one of 2E channels (alpha rows then fg rows), one
  * upsample per scale, the block-diagonal classifier. Unfused: each head on its own E channels (row
  * slices of the same matrices), three upsamples each, its own classifier (zero rows for the other
@@ -19,13 +20,17 @@ static ck_tensor row_slice(const ck_tensor *t, int64_t r0, int64_t n) {
 static void head_hidden(ck_exec *ex, const ck_weights *w, const ck_tensor feats[CK_MAX_STAGES], const ck_tensor *hsum,
                         int64_t c0, int64_t C) {
     const int64_t B = hsum->shape[0];
+    ck_tensor     u[CK_MAX_STAGES - 1]; /* u[j] (B, H_i, W_i, C) for i = CK_MAX_STAGES-1-j, coarsest first */
     for (int i = CK_MAX_STAGES - 1; i >= 1; i--) {
         const ck_tensor *f  = &feats[i];
         const ck_tensor  wi = row_slice(&w->dec_w[i], c0, C), bi = row_slice(&w->dec_b[i], c0, C);
-        ck_tensor        u  = CK_NEW(ex, B, f->shape[1], f->shape[2], C);
-        ck_linear(ex, &u, f, &wi, &bi, CK_ACT_NONE, NULL);
-        ck_resize_bilinear(ex, hsum, &u, i != CK_MAX_STAGES - 1);
+        ck_tensor       *ui = &u[CK_MAX_STAGES - 1 - i];
+        *ui                 = CK_NEW(ex, B, f->shape[1], f->shape[2], C);
+        ck_linear(ex, ui, f, &wi, &bi, CK_ACT_NONE, NULL);
     }
+    /* one pass: the upsampled projections summed in float32 and rounded once, as PyTorch's fp16 model sums
+     * them inside its fuse GEMM (16-bit partial sums were the decoder's extra error against float64) */
+    ck_resize_sum(ex, hsum, u, CK_MAX_STAGES - 1);
     const ck_tensor w0 = row_slice(&w->dec_w[0], c0, C), b0 = row_slice(&w->dec_b[0], c0, C);
     ck_linear(ex, hsum, &feats[0], &w0, &b0, CK_ACT_NONE, hsum);
     ck_activation(ex, hsum, hsum, CK_ACT_RELU);

@@ -188,6 +188,14 @@ void ck_resize_bilinear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int
     RUNP(ex, "resize_bilinear", ex->be->resize_bilinear(ex->be, y, x, accumulate));
 }
 
+void ck_resize_sum(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int n) {
+    CK_ASSERT(n >= 1 && n <= CK_RESIZE_SUM_MAX && y->ndim == 4);
+    for (int k = 0; k < n; k++)
+        CK_ASSERT(x[k].ndim == 4 && x[k].shape[0] == y->shape[0] && x[k].shape[3] == y->shape[3] &&
+                  x[k].dtype == y->dtype && x[k].data != y->data);
+    RUNP(ex, "resize_sum", ex->be->resize_sum(ex->be, y, x, n));
+}
+
 void ck_activation(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, ck_act act) {
     CK_ASSERT(same_shape(x, y));
     RUNP(ex, "activation", ex->be->activation(ex->be, y, x, act));

@@ -55,6 +55,8 @@ void ck_attn_scatter(ck_exec *ex, const ck_tensor *y, const ck_tensor *o, int he
 void ck_maxpool2x2(ck_exec *ex, const ck_tensor *y, const ck_tensor *x);
 void ck_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b);
 void ck_resize_bilinear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int accumulate);
+/* y = Σ_k resize(x[k]), k < n, summed in float32 and rounded once (backend.h). */
+void ck_resize_sum(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int n);
 void ck_activation(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, ck_act act);
 void ck_sigmoid_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
 void ck_convert(ck_exec *ex, const ck_tensor *y, const ck_tensor *x);

@@ -13,6 +13,7 @@
     X(maxpool2x2)       \
     X(add)              \
     X(resize_bilinear)  \
+    X(resize_sum)       \
     X(activation)       \
     X(sigmoid_add)      \
     X(concat_sigmoid)   \

@@ -129,6 +129,7 @@ void ck_attn_scatter_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *o
 void ck_maxpool2x2_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
 void ck_add_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b);
 void ck_resize_bilinear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int accumulate);
+void ck_resize_sum_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int n);
 void ck_activation_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, ck_act act);
 void ck_sigmoid_add_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
 void ck_concat_sigmoid_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,

@@ -3,7 +3,8 @@
  * CPU reference ops/cpu/resize.c, whose tap arithmetic is reproduced operation for operation
  * (src = scale·(d + 0.5) − 0.5 with separate roundings, clamp at 0, i0 = ⌊src⌋ ≤ in − 1, second tap
  * clamped at the edge, λ1 = src − i0, λ0 = 1 − λ1), so both backends pick identical taps and weights.
- * One thread per 16-byte channel vector of an output pixel (per element when C does not allow it). */
+ * One thread per 16-byte channel vector of an output pixel (per element when C does not allow it).
+ * resize_sum: several sources resized onto one grid and summed in float32 before the one rounding. */
 #include "ops/cuda/common.cuh"
 
 struct ck_tap {
@@ -82,4 +83,79 @@ extern "C" void ck_resize_bilinear_cuda(ck_backend *be, const ck_tensor *y, cons
     ck_cuda *cu = ck_cuda_of(be);
     CK_ASSERT(ck_is_float_dtype(x->dtype) && y->dtype == x->dtype && x->data != y->data);
     CK_DISPATCH_FLOAT(x->dtype, T, launch<T>(cu, y, x, accumulate));
+}
+
+/* ---- y = Σ_k resize(x_k), summed in float32, one rounding ---- */
+
+struct ck_resize_srcs {
+    const void *x[CK_RESIZE_SUM_MAX]; /* (B, h[k], w[k], C) */
+    int         h[CK_RESIZE_SUM_MAX], w[CK_RESIZE_SUM_MAX];
+    int         n;
+};
+
+template <typename T, int V>
+__global__ void resize_sum_kernel(T *__restrict__ y, ck_resize_srcs src, int C, int Ho, int Wo, int64_t total) {
+    const int ncv = C / V;
+    CK_GRID_STRIDE(i, total) {
+        const int     cv = (int)(i % ncv);
+        const int64_t p  = i / ncv;
+        const int     ox = (int)(p % Wo);
+        const int64_t r  = p / Wo;
+        const int     oy = (int)(r % Ho);
+        const int64_t b  = r / Ho;
+        float         acc[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) acc[j] = 0.0f;
+        for (int k = 0; k < src.n; k++) {
+            const int     H = src.h[k], W = src.w[k];
+            const ck_tap  ty = resize_tap(oy, Ho, H), tx = resize_tap(ox, Wo, W);
+            const T      *x  = (const T *)src.x[k];
+            const T      *r0 = x + (b * H + ty.i0) * (int64_t)W * C + (int64_t)cv * V;
+            const T      *r1 = x + (b * H + ty.i1) * (int64_t)W * C + (int64_t)cv * V;
+            const ck_vec<T, V> va = ck_vload<T, V>(r0 + (int64_t)tx.i0 * C), vb = ck_vload<T, V>(r0 + (int64_t)tx.i1 * C);
+            const ck_vec<T, V> vc = ck_vload<T, V>(r1 + (int64_t)tx.i0 * C), vd = ck_vload<T, V>(r1 + (int64_t)tx.i1 * C);
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                const float top = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(va.v[j])), __fmul_rn(tx.l1, ck_ldf(vb.v[j])));
+                const float bot = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(vc.v[j])), __fmul_rn(tx.l1, ck_ldf(vd.v[j])));
+                const float v   = __fadd_rn(__fmul_rn(ty.l0, top), __fmul_rn(ty.l1, bot));
+                acc[j]          = k ? __fadd_rn(acc[j], v) : v;
+            }
+        }
+        ck_vec<T, V> out;
+#pragma unroll
+        for (int j = 0; j < V; j++) out.v[j] = ck_stf<T>(acc[j]);
+        ck_vstore<T, V>(y + i * V, out);
+    }
+}
+
+template <typename T>
+static void launch_sum(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, int n) {
+    const int64_t B = y->shape[0], C = y->shape[3], Ho = y->shape[1], Wo = y->shape[2];
+    CK_ASSERT(C <= 0x7fffffff && Ho <= 0x7fffffff && Wo <= 0x7fffffff);
+    constexpr int  V   = ck_v16<T>::V;
+    ck_resize_srcs src = {};
+    int            vec = C % V == 0 && ck_aligned(y->data, 16);
+    src.n              = n;
+    for (int k = 0; k < n; k++) {
+        CK_ASSERT(x[k].shape[1] <= 0x7fffffff && x[k].shape[2] <= 0x7fffffff);
+        src.x[k] = x[k].data, src.h[k] = (int)x[k].shape[1], src.w[k] = (int)x[k].shape[2];
+        vec      = vec && ck_aligned(x[k].data, 16);
+    }
+    const int64_t npix = B * Ho * Wo;
+    T            *Y    = (T *)y->data; /* (B, Ho, Wo, C) */
+    if (vec) {
+        const int64_t tot = npix * (C / V);
+        resize_sum_kernel<T, V><<<ck_grid_for(cu, tot, 256), 256, 0, cu->stream>>>(Y, src, (int)C, (int)Ho, (int)Wo, tot);
+    } else {
+        const int64_t tot = npix * C;
+        resize_sum_kernel<T, 1><<<ck_grid_for(cu, tot, 256), 256, 0, cu->stream>>>(Y, src, (int)C, (int)Ho, (int)Wo, tot);
+    }
+    CK_KERNEL_CHECK(cu);
+}
+
+extern "C" void ck_resize_sum_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int n) {
+    ck_cuda *cu = ck_cuda_of(be);
+    CK_ASSERT(ck_is_float_dtype(y->dtype) && n >= 1 && n <= CK_RESIZE_SUM_MAX);
+    CK_DISPATCH_FLOAT(y->dtype, T, launch_sum<T>(cu, y, x, n));
 }
