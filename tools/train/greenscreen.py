@@ -291,8 +291,11 @@ class GreenScreen:
         fg = torch.where(alpha > 1e-4, fg, torch.zeros_like(fg))
 
         # ---- camera ----
-        plate = fg * alpha + bg * (1 - alpha)
-        plate = plate * _u(gen, (b, 1, 1, 1), 0.7, 1.3, dev) * _u(gen, (b, 3, 1, 1), 0.9, 1.1, dev)
+        # exposure and white balance are the camera's: they scale what it records of the subject too, so the
+        # target fg carries them (a target without them asks the network to guess the camera's settings)
+        cam = _u(gen, (b, 1, 1, 1), 0.7, 1.3, dev) * _u(gen, (b, 3, 1, 1), 0.9, 1.1, dev)
+        plate = (fg * alpha + bg * (1 - alpha)) * cam
+        fg = (fg * cam).clamp(0, 1)
         srgb = srgb_encode(plate.clamp(0, 1))
         srgb = srgb + torch.randn(b, 3, s, s, generator=gen, device=dev) * _u(gen, (b, 1, 1, 1), 0.0, 0.025, dev)
         # 4:2:0 chroma and 8-bit quantization (blocky chroma as compressed video)
