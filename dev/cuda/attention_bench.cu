@@ -1,5 +1,5 @@
 /* Attention kernels of src/ops/cuda/attention.cu: validation against an fp64 CPU reference and timing over the
- * GreenFormer shapes (docs: /work/shared/docs/model_spec.md §3) at S = 512, 1024, 2048, head dims 56 and 64.
+ * GreenFormer shapes (docs: docs/model_spec.md §3) at S = 512, 1024, 2048, head dims 56 and 64.
  *
  * Versions and ideas (the variants attention.h lists; "auto" is what the op picks):
  *   simt      f32 parity path: one thread per query row, fp32 FMAs, online softmax over 32-key tiles.
