@@ -13,6 +13,10 @@
 #   kernels512  per-kernel device times of one forward at S = 512 in batches of 8 (ncu)
 #   e2e       `ckey key` end to end (every pass written): a 48-frame 16-bit 3840×2160 PNG clip at 2048 full
 #             frame and in 768/64 tiles, and a 1920×1080 clip at 512 in batches of 1 and 8 (e2e.log)
+#   quality   `ckey quality` with the built-in model (or QUALITY_CKPT) on 16 held-out 2048² plates and 8
+#             3840×2160 plates (`ckey plates` seeds QUALITY_SEED and +1, default 9001): full frame at the model's
+#             size and at 2048, tiled 512/64, 768/64, 1024/64, fp16 and fp32, refiner off, and the chroma
+#             baseline (quality_2048.md, quality_4k.md)
 #   tests     the GPU test programs
 # Logs go to $OUT. carry/deps holds unpacked Debian packages where the machine lacks OpenBLAS or OpenEXR.
 set -uo pipefail
@@ -154,6 +158,19 @@ if has tiles; then
             $B bench --tile 768/64 --batch $n --frame 3840x2160 --device cuda --precision fp16 --runs 5 --warmup 2 2>/dev/null
         done
     } 2>&1 | tee "$OUT/tiles.log"
+fi
+if has quality; then
+    echo "== quality (elapsed $(( $(date +%s) - start )) s)"
+    ck=${QUALITY_CKPT:-builtin}
+    cfg=${QUALITY_CONFIGS:-full,full2048,tile512/64,tile768/64,tile1024/64,full@fp32,tile512/64@fp32,full-norefiner,chroma}
+    seed=${QUALITY_SEED:-9001}
+    $B plates --out /tmp/q2048 --size 2048x2048 --count 16 --seed $seed > /dev/null 2>&1
+    $B plates --out /tmp/q4k --size 3840x2160 --count 8 --seed $((seed + 1)) > /dev/null 2>&1
+    for set in 2048 4k; do
+        $B quality --checkpoint $ck --plates /tmp/q$set --device cuda --precision fp16 --configs $cfg \
+            --md "$OUT/quality_$set.md" > /dev/null 2> /tmp/quality_$set.log
+        echo "quality $set rc=$? (elapsed $(( $(date +%s) - start )) s)"; cat "$OUT/quality_$set.md"
+    done
 fi
 rm -f "$OUT/cmake.log" "$OUT/build.log" # kept only when the build fails (at most 8 files come back)
 echo "done in $(( $(date +%s) - start )) s"
