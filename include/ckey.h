@@ -59,6 +59,34 @@ typedef void (*ck_log_fn)(ck_log_level level, const char *msg, void *user);
 /* Replace the process-wide log sink (NULL restores stderr). Messages below `min_level` are dropped. */
 void ck_set_log(ck_log_fn fn, void *user, ck_log_level min_level);
 
+/* The encoding of the plates handed to ck_key_* (ck_params.colorspace). Each is a transfer curve
+ * (code values -> scene-linear) and a gamut; the network works on sRGB-encoded Rec.709, so a plate is
+ * decoded, taken to linear Rec.709 (D65; the ACES and camera gamuts through ACES2065-1 with the
+ * matrices OpenColorIO's built-in transforms use) and sRGB-encoded after the resize, as linear
+ * plates are. The Processed pass comes back linear in the plate's own gamut (ACEScct: ACEScg). */
+typedef enum ck_colorspace {
+    CK_CS_DEFAULT = 0,     /* as input_is_linear says: sRGB-encoded Rec.709, or linear Rec.709 */
+    CK_CS_SRGB,            /* sRGB-encoded Rec.709 / sRGB primaries */
+    CK_CS_LINEAR_REC709,   /* scene-linear Rec.709 / sRGB primaries */
+    CK_CS_LOGC3,           /* ARRI LogC3 (EI 800), ALEXA Wide Gamut 3 */
+    CK_CS_LOGC4,           /* ARRI LogC4, ARRI Wide Gamut 4 */
+    CK_CS_SLOG3,           /* Sony S-Log3, S-Gamut3.Cine */
+    CK_CS_LOG3G10,         /* RED Log3G10, REDWideGamutRGB */
+    CK_CS_ACESCCT,         /* ACEScct (AP1) */
+    CK_CS_ACES2065_1,      /* ACES2065-1 (AP0, linear) */
+    CK_CS_ACESCG,          /* ACEScg (AP1, linear) */
+    CK_CS_REC2020_LINEAR,  /* scene-linear Rec.2020 */
+    CK_CS_COUNT
+} ck_colorspace;
+
+/* "srgb", "rec709", "linear", "logc3", "logc4", "slog3", "log3g10", "acescct", "aces2065-1", "acescg",
+ * "rec2020-linear" and OCIO-style long names ("ARRI LogC3 (EI800) AWG3", "ACES2065-1", ...), any case;
+ * 0 and *out set on success, -1 for an unknown name. */
+int         ck_colorspace_parse(const char *name, ck_colorspace *out);
+const char *ck_colorspace_name(ck_colorspace cs); /* the short name; "default"; NULL when out of range */
+/* The names ck_colorspace_parse takes, comma-separated (for help texts). */
+const char *ck_colorspace_names(void);
+
 typedef struct ck_params {
     int          size;            /* model resolution S (multiple of 32); default 2048 */
     ck_device    device;          /* default CK_DEVICE_AUTO */
@@ -107,6 +135,15 @@ typedef struct ck_params {
      * tiled mode on CUDA as many tiles as fit about 2 GiB of activations (at most 16), else 1.
      * At most CK_MAX_BATCH. */
     int          max_batch;
+    /* The plates' encoding (ck_colorspace; default CK_CS_DEFAULT = as input_is_linear says). Any other
+     * value decides alone: input_is_linear is then ignored (set from it in the context's params). */
+    int          colorspace;
+    /* Scene-linear highlights in Processed: where the matte is opaque and the plate brighter than 1.0
+     * (the network's fg is bounded), Processed takes the plate's own linear value. Weight
+     * clamp((alpha - 0.98) / 0.019, 0, 1) * clamp((max(R, G, B) - 1) / 0.25, 0, 1) (R, G, B: the
+     * plate in linear Rec.709) of the plate's linear value (its own gamut) against the network's;
+     * 0 (default) = off. */
+    int          keep_highlights;
 } ck_params;
 
 #define CK_MAX_BATCH 32
@@ -123,8 +160,10 @@ typedef struct ck_image {
 typedef struct ck_result {
     ck_image alpha;     /* 1 ch, linear coverage, not despeckled */
     ck_image fg;        /* 3 ch, straight sRGB-encoded foreground, not despilled */
-    ck_image processed; /* 4 ch, linear premultiplied RGBA (despilled, despeckled) */
+    ck_image processed; /* 4 ch, linear premultiplied RGBA (despilled, despeckled), in the plate's gamut */
     ck_image comp;      /* 3 ch, sRGB comp over a checkerboard (empty when params.comp = 0) */
+    ck_image plate;     /* 3 ch, the plate as given, kept by ck_key_image_begin for ck_result_finish
+                           when params.keep_highlights (freed by it); empty otherwise */
 } ck_result;
 
 typedef struct ck_ctx ck_ctx;

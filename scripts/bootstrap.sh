@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-sample}
 
-pkgs="build-essential cmake pkg-config libopenblas-dev libpng-dev libjpeg-dev libopenexr-dev libdeflate-dev libtiff-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev"
+pkgs="build-essential cmake pkg-config libopenblas-dev libpng-dev libjpeg-dev libopenexr-dev libdeflate-dev libtiff-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libopencolorio-dev"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 echo "== installing: $pkgs"

@@ -3,6 +3,7 @@
 #include "ctx.h"
 #include "model/builtin.h"
 #include "model/random_weights.h"
+#include "pipeline/colorspace.h"
 #include "pipeline/frame_ops.h"
 
 #include <stdlib.h>
@@ -178,6 +179,10 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
                                            "in [0, tile)", pm->tile, pm->tile_overlap));
         pm->size = pm->tile; /* the model runs at the tile size; pos_embed is resized to it */
     }
+    if (pm->colorspace < 0 || pm->colorspace >= CK_CS_COUNT)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "colour space %d: not a ck_colorspace", pm->colorspace));
+    if (pm->colorspace != CK_CS_DEFAULT) pm->input_is_linear = pm->colorspace != CK_CS_SRGB; /* converted plates are linear */
+    pm->colorspace = ck_colorspace_resolve(pm->colorspace, pm->input_is_linear);
     const ck_params *p = &ctx->params;
     if (p->size < 32 || p->size % 32 != 0)
         return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "size %d is not a positive multiple of 32", p->size));
@@ -226,6 +231,7 @@ void ck_ctx_free(ck_ctx *ctx) {
     free(ctx->host_x);
     free(ctx->host_out);
     free(ctx->pre_scratch);
+    free(ctx->cs_plate);
     free(ctx->host_x16);
     free(ctx->pre_taps);
     free(ctx->post_taps);
@@ -403,6 +409,24 @@ static ck_status gpu_preprocess_setup(ck_ctx *ctx, int w, int h) {
     return CK_OK;
 }
 
+ck_status ck__ctx_working_plate(ck_ctx *ctx, const ck_image *rgb, ck_image *out) {
+    *out = *rgb;
+    if (!ck_colorspace_converts(ctx->params.colorspace)) return CK_OK;
+    const size_t need = (size_t)3 * rgb->width * rgb->height;
+    if (need > ctx->cs_plate_floats) { /* grows once per frame size, not per frame */
+        free(ctx->cs_plate);
+        ctx->cs_plate        = malloc(sizeof(float) * need);
+        ctx->cs_plate_floats = ctx->cs_plate ? need : 0;
+        if (!ctx->cs_plate)
+            return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory converting a %dx%d plate from %s", rgb->width,
+                            rgb->height, ck_colorspace_name((ck_colorspace)ctx->params.colorspace));
+    }
+    ck_colorspace_plate_to_working((ck_colorspace)ctx->params.colorspace, ctx->cs_plate, rgb->data,
+                                   (size_t)rgb->width * rgb->height);
+    out->data = ctx->cs_plate;
+    return CK_OK;
+}
+
 ck_status ck__ctx_preprocess_slot(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, int slot) {
     const int   S  = ctx->cfg.size;
     ck_backend *be = ctx->be;
@@ -420,6 +444,9 @@ ck_status ck__ctx_preprocess_slot(ck_ctx *ctx, const ck_image *rgb, const ck_ima
         ctx->pre.x           = &x;
         ctx->pre.pitch       = rgb->width;
         ctx->pre.input_is_linear = ctx->params.input_is_linear;
+        /* a converted colour space is decoded on the device, in place, before the resize */
+        ctx->pre.colorspace = ck_colorspace_converts(ctx->params.colorspace) ? ctx->params.colorspace : 0;
+        ck_colorspace_matrix_to_working((ck_colorspace)ctx->params.colorspace, ctx->pre.to_working);
         /* all of it every frame: in the arena, the previous forward has overwritten it */
         be->upload(be, (void *)ctx->pre.idx_x, ctx->pre_taps, ctx->pre_taps_bytes);
         be->upload(be, (void *)ctx->pre.rgb, rgb->data, sizeof(float) * 3 * npx);
@@ -436,8 +463,10 @@ ck_status ck__ctx_preprocess_slot(ck_ctx *ctx, const ck_image *rgb, const ck_ima
         if (!ctx->pre_scratch) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for pre-processing");
     }
     ck_status st = ck__ctx_host_batch(ctx, slot + 1);
+    ck_image  plate;
+    if (st == CK_OK) st = ck__ctx_working_plate(ctx, rgb, &plate);
     if (st != CK_OK) return st;
-    ck_preprocess(ctx->host_x + (size_t)slot * S * S * 4, rgb->data, rgb->width, rgb->height, hint->data, hint->width,
+    ck_preprocess(ctx->host_x + (size_t)slot * S * S * 4, plate.data, rgb->width, rgb->height, hint->data, hint->width,
                   hint->height, S, ctx->params.input_is_linear, ctx->pre_scratch);
     upload_slots(ctx, slot, 1);
     return CK_OK;
@@ -498,6 +527,16 @@ static int alloc_keyed(ck_result *res, int w, int h) {
     return 0;
 }
 
+/* keep_highlights: the plate as given, for ck_result_finish (it may run after the caller's plate is gone). */
+static ck_status keep_plate(ck_ctx *ctx, const ck_image *rgb, ck_result *res) {
+    if (!ctx->params.keep_highlights) return CK_OK;
+    const size_t n = (size_t)3 * rgb->width * rgb->height;
+    res->plate     = (ck_image){rgb->width, rgb->height, 3, malloc(sizeof(float) * n)};
+    if (!res->plate.data) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for a %dx%d plate", rgb->width, rgb->height);
+    memcpy(res->plate.data, rgb->data, sizeof(float) * n);
+    return CK_OK;
+}
+
 ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res) {
     if (!ctx || !res) return CK_STATUS_EINVAL;
     memset(res, 0, sizeof *res);
@@ -507,6 +546,14 @@ ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *h
 
     if (ctx->params.tile > 0) { /* tiled.c: alpha and fg at the plate's size */
         if (!alloc_keyed(res, w, h)) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
+        ck_image plate;
+        st = ck__ctx_working_plate(ctx, rgb, &plate);
+        if (st == CK_OK) st = keep_plate(ctx, rgb, res);
+        if (st != CK_OK) {
+            ck_result_free(res);
+            return st;
+        }
+        rgb = &plate;
         if (ck__tiled_on_device(ctx, w, h)) {
             const float *dev = NULL;
             float       *blended = malloc(sizeof(float) * 4 * (size_t)w * h);
@@ -535,6 +582,10 @@ ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *h
         return st;
     }
     if (!alloc_keyed(res, S, S)) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", S, S);
+    if ((st = keep_plate(ctx, rgb, res)) != CK_OK) {
+        ck_result_free(res);
+        return st;
+    }
     const size_t P = (size_t)S * S;
     float       *a = res->alpha.data, *fg = res->fg.data;
     for (size_t i = 0; i < P; i++) {
@@ -552,8 +603,15 @@ ck_status ck_result_finish(const ck_params *p, int w, int h, ck_result *res) {
         if (!alloc_keyed(&sized, w, h)) return CK_STATUS_EOOM;
         ck_resize_lanczos4(sized.alpha.data, w, h, res->alpha.data, res->alpha.width, res->alpha.height, 1);
         ck_resize_lanczos4(sized.fg.data, w, h, res->fg.data, res->fg.width, res->fg.height, 3);
+        sized.plate = res->plate, res->plate = (ck_image){0, 0, 0, NULL};
         ck_result_free(res);
         *res = sized;
+    }
+    /* the kept plate (keep_highlights) must be the frame's */
+    const int highlights = p->keep_highlights && res->plate.data;
+    if (highlights && (res->plate.width != w || res->plate.height != h || res->plate.channels != 3)) {
+        ck_result_free(res);
+        return CK_STATUS_ESHAPE;
     }
     const size_t F = (size_t)w * h;
     free(res->processed.data), free(res->comp.data);
@@ -563,9 +621,12 @@ ck_status ck_result_finish(const ck_params *p, int w, int h, ck_result *res) {
         ck_result_free(res);
         return CK_STATUS_EOOM;
     }
-    ck_post_params pp = {p->despill, p->despeckle, p->despeckle_size, p->comp};
+    ck_post_params pp = {p->despill, p->despeckle, p->despeckle_size, p->comp,
+                         ck_colorspace_resolve(p->colorspace, p->input_is_linear), highlights ? res->plate.data : NULL};
     ck_status      st = ck_postprocess(res->processed.data, p->comp ? res->comp.data : NULL, res->alpha.data,
                                        res->fg.data, w, h, &pp);
+    free(res->plate.data);
+    res->plate = (ck_image){0, 0, 0, NULL};
     if (st != CK_OK) ck_result_free(res);
     return st;
 }
@@ -585,5 +646,6 @@ void ck_result_free(ck_result *res) {
     free(res->fg.data);
     free(res->processed.data);
     free(res->comp.data);
+    free(res->plate.data);
     memset(res, 0, sizeof *res);
 }

@@ -22,6 +22,9 @@ struct ck_ctx {
     float        *host_x;    /* (host_batch, S, S, 4) pre-processed input */
     float        *host_out;  /* (host_batch, S, S, 4) alpha, fg */
     uint16_t     *host_x16;  /* (host_batch, S, S, 4) host_x in the 16-bit activation dtype (16-bit engines) */
+    float        *cs_plate;        /* (h, w, 3) a plate of a converted colour space in linear Rec.709
+                                      (ck__ctx_working_plate), grown once per frame size */
+    size_t        cs_plate_floats;
     float        *pre_scratch;     /* host pre-processing workspace */
     size_t        pre_scratch_floats;
     /* device pre-processing (gpu_preprocess) for frames of pre_w × pre_h: frame, hint, the horizontal
@@ -88,6 +91,10 @@ ck_status ck__ctx_preprocess_slot(ck_ctx *ctx, const ck_image *rgb, const ck_ima
  * only (tiles are cut on the host). rgb: 3 channels, hint: 1 channel, any sizes. */
 ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint);
 ck_status ck__ctx_upload(ck_ctx *ctx);
+/* The plate as the network's pre-processing takes it: rgb itself, or, when params.colorspace converts
+ * (colorspace.h), rgb decoded into linear Rec.709 in cs_plate (*out points there; message set and
+ * CK_STATUS_EOOM when it cannot grow). */
+ck_status ck__ctx_working_plate(ck_ctx *ctx, const ck_image *rgb, ck_image *out);
 /* A frame the context can key: not failed before, rgb 3 channels and hint 1, non-empty (message set). */
 ck_status ck__check_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint);
 ck_status ck__ctx_compute(ck_ctx *ctx);

@@ -9,6 +9,7 @@
  * enough. */
 #include "ctx.h"
 #include "core/tensor.h"
+#include "pipeline/colorspace.h"
 #include "pipeline/frame_ops.h"
 
 #include <stdlib.h>
@@ -216,7 +217,7 @@ static ck_status download_for_chunks(ck_ctx *ctx, ck_passes *out) {
 }
 
 /* Lays out the device regions for frames of w × h from a source of sw × sh (once per frame size and
- * source): passes | taps | scratch, in the larger of the activation arena's two gaps around `live`
+ * source): passes | taps | plate (keep_highlights: (h, w, 3) float32) | scratch, in the larger of the activation arena's two gaps around `live`
  * (the network outputs still to be post-processed; NULL when nothing in the arena is live: the whole
  * arena is free) when they fit, else in post_dev; and the host copy of the tap tables. */
 static ck_status gpu_postprocess_setup(ck_ctx *ctx, int sw, int sh, int w, int h, int comp, const ck_tensor *live) {
@@ -256,7 +257,8 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int sw, int sh, int w, int h
         ctx->enc_seg_off_host = so;
     }
     const size_t scratch = post_scratch > enc ? post_scratch : enc;
-    const size_t total   = passes + taps + scratch;
+    const size_t plate   = ctx->params.keep_highlights ? align256(sizeof(float) * 3 * (size_t)w * h) : 0;
+    const size_t total   = passes + taps + plate + scratch;
 
     uint8_t     *arena = ctx->act_block, *out = live ? live->data : arena;
     const size_t out_lo = (size_t)(out - arena), out_hi = live ? align256(out_lo + ck_tensor_nbytes(live)) : 0;
@@ -297,8 +299,9 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int sw, int sh, int w, int h
     a->fg        = (uint16_t *)(base + poff[1]);
     a->processed = (uint16_t *)(base + poff[2]);
     a->comp      = comp ? base + poff[3] : NULL;
-    a->scratch   = base + passes + taps;
-    uint8_t *e   = base + passes + taps;
+    a->plate     = plate ? (const float *)(base + passes + taps) : NULL;
+    a->scratch   = base + passes + taps + plate;
+    uint8_t *e   = base + passes + taps + plate;
     ctx->enc_n   = encode ? n : 0, ctx->enc_chunks = chunks, ctx->enc_lines = lines;
     ctx->enc_xf = e + eoff[0], ctx->enc_dst = e + eoff[1];
     ctx->enc_seg_off = (int64_t *)(e + eoff[2]), ctx->enc_dst_off = (int64_t *)(e + eoff[3]);
@@ -337,10 +340,10 @@ static ck_status key_passes_host(ck_ctx *ctx, const ck_image *rgb, const ck_imag
     return st;
 }
 
-/* Post-processes (and encodes) src, (sh, sw, 4) float32 on the device, into out for a w × h frame.
- * live: what of the arena must survive (see gpu_postprocess_setup). */
+/* Post-processes (and encodes) src, (sh, sw, 4) float32 on the device, into out for a w × h frame whose
+ * plate (as given) is rgb. live: what of the arena must survive (see gpu_postprocess_setup). */
 static ck_status post_on_device(ck_ctx *ctx, const float *src, int sw, int sh, int w, int h, const ck_tensor *live,
-                                ck_passes *out) {
+                                const ck_image *rgb, ck_passes *out) {
     const ck_params *p    = &ctx->params;
     const int        comp = p->comp != 0;
     ck_backend      *be   = ctx->be;
@@ -364,6 +367,8 @@ static ck_status post_on_device(ck_ctx *ctx, const float *src, int sw, int sh, i
     a->despill             = p->despill;
     a->despeckle           = p->despeckle;
     a->despeckle_size      = p->despeckle_size;
+    ck_colorspace_post(p->colorspace, &a->cs); /* Processed in the plate's gamut */
+    if (a->plate) be->upload(be, (void *)a->plate, rgb->data, sizeof(float) * 3 * (size_t)w * h);
     be->upload(be, ctx->post_taps_dev, ctx->post_taps, ctx->post_taps_bytes);
     be->ext.postprocess(be, a);
     out->exr_chunks = 0;
@@ -402,8 +407,10 @@ ck_status ck_key_passes_batch(ck_ctx *ctx, int n, const ck_image *rgb, const ck_
                 continue;
             }
             const float *blended = NULL;
-            st = ck__key_tiled_device(ctx, &rgb[i], &hint[i], &blended);
-            if (st == CK_OK) st = post_on_device(ctx, blended, w, h, w, h, NULL, &out[i]);
+            ck_image     plate; /* a converted colour space: linear Rec.709 */
+            st = ck__ctx_working_plate(ctx, &rgb[i], &plate);
+            if (st == CK_OK) st = ck__key_tiled_device(ctx, &plate, &hint[i], &blended);
+            if (st == CK_OK) st = post_on_device(ctx, blended, w, h, w, h, NULL, &rgb[i], &out[i]);
         }
         return st;
     }
@@ -417,7 +424,7 @@ ck_status ck_key_passes_batch(ck_ctx *ctx, int n, const ck_image *rgb, const ck_
     const ck_tensor live = ctx->last.out; /* (n, S, S, 4): every frame's output survives until its turn */
     for (int i = 0; i < n && st == CK_OK; i++)
         st = post_on_device(ctx, (const float *)live.data + (size_t)i * S * S * 4, S, S, rgb[i].width, rgb[i].height,
-                            &live, &out[i]);
+                            &live, &rgb[i], &out[i]);
     return st;
 }
 

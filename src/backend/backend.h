@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "core/tensor.h"
 #include "ops/ops_list.h"
+#include "pipeline/colorspace.h"
 
 typedef struct ck_backend ck_backend;
 
@@ -92,6 +93,9 @@ typedef struct ck_preprocess_args {
     int              Ky;
     float           *tmp;         /* (h, S, 4) float32: after the horizontal pass */
     int              input_is_linear;
+    int              colorspace;  /* a converting ck_colorspace: rgb (h, w, 3, no pitch) is first decoded in
+                                     place into linear Rec.709 (ck_cs_plate_px); 0 = as it is */
+    float            to_working[9];
 } ck_preprocess_args;
 
 /* Frame post-processing on the device ("gpu_postprocess"): ck_result_finish's arithmetic (model_spec
@@ -114,6 +118,8 @@ typedef struct ck_postprocess_args {
     uint16_t      *processed;   /* (h, w, 4) half: linear premultiplied RGBA (Processed) */
     uint8_t       *comp;        /* (h, w, 3) 8-bit sRGB comp (Comp); NULL = none */
     void          *scratch;     /* ext.postprocess_scratch_bytes(sw, sh, w, h) bytes, 256-byte aligned */
+    ck_cs_post     cs;          /* Processed in the plate's gamut (pipeline/colorspace.h) */
+    const float   *plate;       /* (h, w, 3) float32 the plate as given (keep_highlights); NULL = off */
 } ck_postprocess_args;
 
 /* zlib streams (RFC 1950 + RFC 1951) of independent byte segments on the device ("gpu_encode": EXR

@@ -104,6 +104,10 @@ typedef struct ck_post_params {
     int   despeckle;      /* 1: clean_matte (components >= despeckle_size, dilate 25, blur 5) */
     int   despeckle_size; /* area threshold, default 400 */
     int   comp;           /* write comp */
+    int   colorspace;     /* the plate's ck_colorspace (resolved): Processed goes to its gamut; 0 or a
+                             Rec.709 one: unchanged */
+    const float *plate;   /* (h, w, 3) the plate as given, for keep_highlights (colorspace.h's rule); NULL:
+                             off */
 } ck_post_params;
 
 /* Despeckle (clean_matte_opencv): 8-connected components of (alpha > 0.5) with area >= min_area,
@@ -116,7 +120,8 @@ ck_status ck_despeckle(float *out, const float *alpha, int w, int h, int min_are
 void ck_despill(float *fg, size_t n_pixels, float strength);
 
 /* From alpha (h,w,1) and fg (h,w,3) at the frame size (already resized back), produce
- * processed (h,w,4: linear premultiplied, despilled, despeckled) and comp (h,w,3 sRGB over the
+ * processed (h,w,4: linear premultiplied, despilled, despeckled; in the plate's gamut, with its
+ * highlights when pp->plate is given: ck_cs_processed_px) and comp (h,w,3 sRGB over the
  * 128-px checkerboard 0.15/0.55), as CorridorKey's _postprocess_opencv steps 2-6. comp may be NULL
  * (then no comp is made, whatever pp->comp says). alpha and fg are not modified. */
 ck_status ck_postprocess(float *processed, float *comp, const float *alpha, const float *fg, int w, int h,

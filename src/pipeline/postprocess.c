@@ -30,6 +30,8 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
+#include "pipeline/colorspace.h" /* after the pragma: its per-pixel rule is not contracted either */
+
 enum { DESPECKLE_DILATION = 25, DESPECKLE_BLUR = 5 };
 
 /* ---- connected components over runs ---- */
@@ -348,6 +350,12 @@ ck_status ck_postprocess(float *processed, float *comp, const float *alpha, cons
     /* create_checkerboard(w, h, 128, 0.15, 0.55) in float32, then srgb_to_linear */
     const float bg_lin[2] = {ck_srgb_to_linear(0.15f), ck_srgb_to_linear(0.55f)};
     const float s         = pp->despill;
+    /* Processed in the plate's gamut and its highlights (colorspace.h); the comp stays the network's
+     * Rec.709 preview */
+    ck_cs_post cs;
+    ck_colorspace_post(pp->colorspace, &cs);
+    const int    recolour = cs.gamut || pp->plate;
+    const float *plate    = pp->plate;
 #pragma omp parallel for schedule(static)
     for (int y = 0; y < h; y++) {
         for (int x = 0; x < w; x++) {
@@ -355,15 +363,18 @@ ck_status ck_postprocess(float *processed, float *comp, const float *alpha, cons
             float *P = processed + 4 * i;
             float  a = P[3];
             float  c[3] = {fg[3 * i], fg[3 * i + 1], fg[3 * i + 2]};
+            float  lin3[3];
             if (!(s <= 0.0f)) despill_px(c, s);
             for (int k = 0; k < 3; k++) {
                 float lin = ck_srgb_to_linear(c[k]);
                 P[k]      = lin * a;
+                lin3[k]   = lin;
                 if (comp) {
                     float bg        = bg_lin[((x >> 7) + (y >> 7)) & 1];
                     comp[3 * i + k] = ck_linear_to_srgb(lin * a + bg * (1.0f - a));
                 }
             }
+            if (recolour) ck_cs_processed_px(&cs, lin3, plate ? plate + 3 * i : NULL, a, P);
         }
     }
     return CK_OK;

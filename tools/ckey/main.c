@@ -93,6 +93,14 @@ static void usage_key(FILE *f) {
             "  --preset auto         device, precision, full frame or tiles and toggles as `ckey doctor`\n"
             "                        recommends for this machine; explicit options override it\n"
             "  --linear              the plate is linear light (converted to sRGB after resizing)\n"
+            "  --colorspace NAME     the plates' encoding, whatever the file type (values taken as stored;\n"
+            "                        overrides --linear): srgb (= rec709), linear (linear Rec.709), logc3\n"
+            "                        (ARRI LogC3 EI 800 / AWG3), logc4 (ARRI LogC4 / AWG4), slog3 (Sony\n"
+            "                        S-Log3 / S-Gamut3.Cine), log3g10 (RED Log3G10 / REDWideGamutRGB),\n"
+            "                        acescct, aces2065-1, acescg, rec2020-linear (any case; OCIO-style long\n"
+            "                        names too). Decoded to linear Rec.709 for the network; Processed is\n"
+            "                        written linear in the plate's gamut (acescct: ACEScg). Default: 8/16-bit\n"
+            "                        files sRGB, EXR and float TIFF linear Rec.709\n"
             "  --refiner-scale X     scale of the refiner's correction in logit space (default 1.0;\n"
             "                        0 = coarse decoder output only)\n"
             "  --head-dim N          attention head width (default: from the checkpoint, else 56)\n"
@@ -100,6 +108,10 @@ static void usage_key(FILE *f) {
             "  --despill S           green despill strength 0..1 (default 0.5)\n"
             "  --despeckle-size N    remove matte islands smaller than N pixels (default 400)\n"
             "  --no-despeckle        keep every island\n"
+            "  --keep-highlights     Processed keeps the plate's scene-linear values above 1.0 where the matte\n"
+            "                        is opaque (the network's foreground stops near 1.0): weight\n"
+            "                        clamp((alpha-0.98)/0.019, 0, 1) * clamp((max(R,G,B)-1)/0.25, 0, 1)\n"
+            "                        (R, G, B: the plate in linear Rec.709) of the plate's own value\n"
             "execution:\n"
             "  --device D            cpu, cuda or auto (default auto: CUDA when available, else CPU)\n"
             "  --threads N           CPU threads (default: all cores)\n"
@@ -215,6 +227,15 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         } else if (!strcmp(a, "--overlap")) {
             if (!parse_int(a, TAKE(), 0, 16383, &o->p.tile_overlap)) return 0;
         } else if (!strcmp(a, "--linear")) o->p.input_is_linear = 1;
+        else if (!strcmp(a, "--colorspace")) {
+            const char   *c = TAKE();
+            ck_colorspace cs;
+            if (!c || ck_colorspace_parse(c, &cs) != 0) {
+                fprintf(stderr, "ckey: --colorspace expects one of: %s; got '%s'\n", ck_colorspace_names(), c ? c : "");
+                return 0;
+            }
+            o->p.colorspace = (int)cs;
+        } else if (!strcmp(a, "--keep-highlights")) o->p.keep_highlights = 1;
         else if (!strcmp(a, "--despill")) {
             if (!parse_float(a, TAKE(), 0.0f, 1.0f, &o->p.despill)) return 0;
         } else if (!strcmp(a, "--despeckle-size")) {
@@ -261,6 +282,9 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
 #undef TAKE
     }
     if (o->exr != CK_EXR_PXR24) o->p.gpu_encode = 0; /* the device encodes PXR24 only */
+    /* --colorspace: plates are read as stored (a float file stays linear, negatives clamped), and the
+     * library decodes them */
+    if (o->p.colorspace != CK_CS_DEFAULT) o->p.input_is_linear = 1;
     if (o->p.tile_overlap < 0) o->p.tile_overlap = o->p.tile ? (o->p.tile > 128 ? 64 : o->p.tile / 4) : 0;
     if (o->p.tile && o->p.tile_overlap >= o->p.tile) {
         fprintf(stderr, "ckey: --overlap %d must be smaller than --tile %d\n", o->p.tile_overlap, o->p.tile);

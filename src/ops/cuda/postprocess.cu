@@ -26,6 +26,8 @@
  *      the vertical 11-tap pass (32-bit sum rounded once, reflect-101) runs inside kernel 3.
  *   3. pp_colour: raw alpha and fg to half; alpha·blurred/255, despill, sRGB→linear, premultiply,
  *      processed RGBA to half; checkerboard comp, linear→sRGB, uint8(clip(v,0,1)·255) truncated.
+ *      Processed in the plate's gamut and its highlights (a->cs, a->plate) through colorspace.h's
+ *      ck_cs_processed_px, as the host; the comp stays the Rec.709 preview.
  *      powf is the device's (it may differ from glibc's by an ulp; everything else is exact).
  *
  * Scratch (ck_postprocess_cuda_scratch_bytes; N = w·h, every buffer 256-byte aligned):
@@ -416,7 +418,9 @@ __device__ __forceinline__ void pp_despill(float *p, float s, float keep) {
  * then ck_postprocess's colour steps into processed (h, w, 4) half and comp (h, w, 3) bytes. */
 __global__ void pp_colour(const float4 *__restrict__ res, const uint16_t *__restrict__ hsum, int w, int h,
                           pp_consts c, float s, float keep, float bg0, float bg1, uint16_t *__restrict__ alpha_o,
-                          uint16_t *__restrict__ fg_o, uint16_t *__restrict__ proc, uint8_t *__restrict__ comp) {
+                          uint16_t *__restrict__ fg_o, uint16_t *__restrict__ proc, uint8_t *__restrict__ comp,
+                          ck_cs_post cs, const float *__restrict__ plate) {
+    const int recolour = cs.gamut || plate != NULL;
     const int ry = c.ny / 2;
     CK_GRID_STRIDE(i, (int64_t)w * h) {
         const int64_t x = i % w, y = i / w;
@@ -438,13 +442,17 @@ __global__ void pp_colour(const float4 *__restrict__ res, const uint16_t *__rest
         if (!(s <= 0.0f)) pp_despill(col, s, keep);
         const float bg    = (((x >> 7) + (y >> 7)) & 1) ? bg1 : bg0;
         const float one_a = __fsub_rn(1.0f, a);
+        float       lin3[3], pa3[3];
 #pragma unroll
         for (int k = 0; k < 3; k++) {
             const float lin = pp_srgb_to_linear(col[k]);
             const float pa  = __fmul_rn(lin, a);
-            proc[i * 4 + k] = pp_half(pa);
+            lin3[k] = lin, pa3[k] = pa;
             if (comp) comp[i * 3 + k] = pp_u8(pp_linear_to_srgb(__fadd_rn(pa, __fmul_rn(bg, one_a))));
         }
+        if (recolour) ck_cs_processed_px(&cs, lin3, plate ? plate + i * 3 : NULL, a, pa3);
+#pragma unroll
+        for (int k = 0; k < 3; k++) proc[i * 4 + k] = pp_half(pa3[k]);
         proc[i * 4 + 3] = pp_half(a);
     }
 }
@@ -530,6 +538,6 @@ extern "C" void ck_postprocess_cuda(ck_backend *be, const ck_postprocess_args *a
     const float bg0 = ck_srgb_to_linear(0.15f), bg1 = ck_srgb_to_linear(0.55f);
     const float s = a->despill, keep_s = (float)(1.0 - (double)s);
     pp_colour<<<grid, PP_THREADS, 0, cu->stream>>>(res, hsum, w, h, c, s, keep_s, bg0, bg1, a->alpha, a->fg,
-                                                   a->processed, a->comp);
+                                                   a->processed, a->comp, a->cs, a->plate);
     CK_KERNEL_CHECK(cu);
 }

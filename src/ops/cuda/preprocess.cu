@@ -4,8 +4,21 @@
  * axis of unchanged size skipped as PyTorch does, linear→sRGB when the frame is linear, ImageNet
  * normalization as a subtraction then a division; the hint channel is not normalized.
  * Two kernels: the horizontal pass over all frame rows into tmp (h, S, 4), then the vertical pass, the
- * colour step and the store in the activation dtype. The source may be a tile of a larger plate (pitch). */
+ * colour step and the store in the activation dtype. The source may be a tile of a larger plate (pitch).
+ * A plate of a converting colour space (a->colorspace) is first decoded in place into linear Rec.709 by
+ * pre_colorspace (colorspace.h's ck_cs_plate_px, as the host's ck__ctx_working_plate). */
 #include "ops/cuda/common.cuh"
+
+/* rgb (n, 3) in place: code values of cs → linear Rec.709, negatives clamped. */
+struct pre_mat3 {
+    float m[9];
+};
+__global__ void pre_colorspace(float *__restrict__ rgb, int64_t n, int cs, pre_mat3 to_working) {
+    CK_GRID_STRIDE(i, n) {
+        float *p = rgb + i * 3;
+        ck_cs_plate_px(cs, to_working.m, p, p);
+    }
+}
 
 /* (n−1) rounded down to a multiple of 4: taps 1..this are summed unfused (see resample.c). */
 __device__ __forceinline__ int aa_unfused(int n) { return ((n - 1) / 4) * 4; }
@@ -92,6 +105,14 @@ extern "C" void ck_preprocess_cuda(ck_backend *be, const ck_preprocess_args *a) 
     const int64_t S  = a->x->shape[1];
     CK_ASSERT(a->x->ndim == 4 && a->x->shape[0] == 1 && a->x->shape[2] == S && a->x->shape[3] == 4);
     CK_ASSERT(ck_aligned(a->tmp, 16) && a->pitch >= a->w);
+    if (a->colorspace) {
+        CK_ASSERT(a->pitch == a->w); /* the whole frame, uploaded for this frame alone */
+        pre_mat3 m;
+        memcpy(m.m, a->to_working, sizeof m.m);
+        const int64_t n = (int64_t)a->w * a->h;
+        pre_colorspace<<<ck_grid_for(cu, n, 256), 256, 0, cu->stream>>>((float *)a->rgb, n, a->colorspace, m);
+        CK_KERNEL_CHECK(cu);
+    }
     pre_hpass<<<ck_grid_for(cu, (int64_t)a->h * S, 256), 256, 0, cu->stream>>>(
         a->tmp, a->rgb, a->hint, a->w, a->h, a->pitch, (int)S, a->idx_x, a->w_x, a->cnt_x, a->Kx);
     CK_KERNEL_CHECK(cu);
