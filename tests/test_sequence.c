@@ -101,8 +101,8 @@ int main(void) {
         CHECK_MSG(st == CK_STATUS_EINVAL && strstr(e2.msg, "0000.png") && strstr(e2.msg, "0000.PNG") &&
                   strstr(e2.msg, "would both be written as '0000'"), "same stem twice: %s", e2.msg);
         printf("OK     %s\n", e2.msg);
-        /* files that are not frames (a DPX plate, which this reader does not take yet) are named in a warning */
-        snprintf(cmd2, sizeof cmd2, "mkdir -p %s/mixed && cp %s/frame_rgb.png %s/mixed/0000.png && touch %s/mixed/0001.dpx",
+        /* files that are not frames (a camera raw, which this reader does not take) are named in a warning */
+        snprintf(cmd2, sizeof cmd2, "mkdir -p %s/mixed && cp %s/frame_rgb.png %s/mixed/0000.png && touch %s/mixed/0001.dng",
                  g_tmp, g_fx, g_tmp, g_tmp);
         CHECK(system(cmd2) == 0);
         snprintf(d2, sizeof d2, "%s/mixed", g_tmp);
@@ -110,7 +110,7 @@ int main(void) {
         CHECK(ck_seq_list(&so, d2, &e2) == CK_OK && so.n == 1);
         ck_set_log(NULL, NULL, CK_LOG_INFO);
         ck_seq_free(&so);
-        CHECK_MSG(strstr(g_logged, "1 file that is not frames") && strstr(g_logged, "0001.dpx"), "ignored files named: %s",
+        CHECK_MSG(strstr(g_logged, "1 file that is not frames") && strstr(g_logged, "0001.dng"), "ignored files named: %s",
                   g_logged);
     }
 

@@ -2,7 +2,7 @@
  * argument checks shared by every writer, and the write-to-temp-then-rename helper.
  *
  * Compiles without any image library: each back end is reached only when CMake found its library
- * (CK_HAVE_PNG / CK_HAVE_JPEG / CK_HAVE_EXR); otherwise the request fails with
+ * (CK_HAVE_PNG / CK_HAVE_JPEG / CK_HAVE_EXR / CK_HAVE_TIFF; CK_HAVE_FFMPEG for DPX); otherwise the request fails with
  * CK_STATUS_EUNSUPPORTED and a message naming the missing library.
  * Reference: CorridorKey reads with cv2.imread and writes with cv2.imwrite (model_spec.md §7.5, §8.2).
  */
@@ -21,6 +21,7 @@
 
 static const unsigned char k_png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 static const unsigned char k_exr_magic[4] = {0x76, 0x2f, 0x31, 0x01};
+/* DPX: "SDPX" in the file's byte order (big-endian), "XPDS" when little-endian */
 
 /* Formats a file can be mistaken for; named in the error so the user knows what to convert. */
 static const char *foreign_format(const unsigned char *b, size_t n) {
@@ -39,6 +40,7 @@ static ck_image_format classify(const unsigned char *b, size_t n) {
     if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && b[2] == 42 && b[3] == 0) ||
                    (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && b[3] == 42)))
         return CK_IMAGE_TIFF;
+    if (n >= 4 && (memcmp(b, "SDPX", 4) == 0 || memcmp(b, "XPDS", 4) == 0)) return CK_IMAGE_DPX;
     return CK_IMAGE_UNKNOWN;
 }
 
@@ -62,12 +64,12 @@ static ck_status sniff_checked(const char *path, ck_image_format *fmt, ck_err *e
     if (*fmt != CK_IMAGE_UNKNOWN) return CK_OK;
     const char *other = foreign_format(b, n);
     if (other)
-        return ck__fail(err, CK_STATUS_EFORMAT, "%s: %s files are not supported (only PNG, JPEG, EXR and TIFF); convert it",
-                        path, other);
+        return ck__fail(err, CK_STATUS_EFORMAT,
+                        "%s: %s files are not supported (only PNG, JPEG, EXR, TIFF and DPX); convert it", path, other);
     if (n >= 4)
         return ck__fail(err, CK_STATUS_EFORMAT,
-                        "%s: not a PNG, JPEG, EXR or TIFF file (starts with bytes %02x %02x %02x %02x)", path, b[0], b[1],
-                        b[2], b[3]);
+                        "%s: not a PNG, JPEG, EXR, TIFF or DPX file (starts with bytes %02x %02x %02x %02x)", path, b[0],
+                        b[1], b[2], b[3]);
     return ck__fail(err, CK_STATUS_EFORMAT, "%s: too short to be an image (%zu bytes)", path, n);
 }
 
@@ -89,12 +91,39 @@ int ck_image_is_linear(const char *path) {
     return f == CK_IMAGE_EXR;
 }
 
+/* SMPTE 12M packed BCD, as EXR's timeCode (time_and_flags) and DPX's header store it: frames in bits 0-5
+ * (bit 6: drop-frame), seconds 8-14, minutes 16-22, hours 24-29; 0 for anything that is not a time of day. */
+static int smpte_timecode(uint32_t v, char out[16]) {
+    const unsigned fu = v & 0xf, ft = (v >> 4) & 0x3, su = (v >> 8) & 0xf, st = (v >> 12) & 0x7;
+    const unsigned mu = (v >> 16) & 0xf, mt = (v >> 20) & 0x7, hu = (v >> 24) & 0xf, ht = (v >> 28) & 0x3;
+    if (v == 0xFFFFFFFFu || fu > 9 || su > 9 || mu > 9 || hu > 9 || st > 5 || mt > 5 || ht * 10 + hu > 23) return 0;
+    snprintf(out, 16, "%u%u:%u%u:%u%u%c%u%u", ht, hu, mt, mu, st, su, v & 0x40 ? ';' : ':', ft, fu);
+    return 1;
+}
+
+void ck_image_shot_info(const char *path, char timecode[16], double *fps) {
+    uint32_t tc = 0xFFFFFFFFu;
+    int      got = 0;
+    timecode[0] = '\0', *fps = 0;
+    switch (ck_image_sniff(path)) {
+#ifdef CK_HAVE_EXR
+    case CK_IMAGE_EXR: got = ck__exr_shot_info(path, &tc, fps); break;
+#endif
+#ifdef CK_HAVE_FFMPEG
+    case CK_IMAGE_DPX: got = ck__dpx_shot_info(path, &tc, fps); break;
+#endif
+    default: break;
+    }
+    if (got && !smpte_timecode(tc, timecode)) timecode[0] = '\0';
+}
+
 const char *ck_image_format_name(ck_image_format fmt) {
     switch (fmt) {
     case CK_IMAGE_PNG: return "PNG";
     case CK_IMAGE_JPEG: return "JPEG";
     case CK_IMAGE_EXR: return "EXR";
     case CK_IMAGE_TIFF: return "TIFF";
+    case CK_IMAGE_DPX: return "DPX";
     case CK_IMAGE_UNKNOWN: break;
     }
     return "unknown";
@@ -114,11 +143,15 @@ int ck_image_format_supported(ck_image_format fmt) {
 #ifdef CK_HAVE_TIFF
     case CK_IMAGE_TIFF: return 1;
 #endif
+#ifdef CK_HAVE_FFMPEG
+    case CK_IMAGE_DPX: return 1;
+#endif
     default: return 0;
     }
 }
 
-#if !defined(CK_HAVE_PNG) || !defined(CK_HAVE_JPEG) || !defined(CK_HAVE_EXR) || !defined(CK_HAVE_TIFF)
+#if !defined(CK_HAVE_PNG) || !defined(CK_HAVE_JPEG) || !defined(CK_HAVE_EXR) || !defined(CK_HAVE_TIFF) || \
+    !defined(CK_HAVE_FFMPEG)
 static ck_status not_built(const char *path, const char *what, const char *lib, ck_err *err) {
     return ck__fail(err, CK_STATUS_EUNSUPPORTED, "%s: %s support not built (%s not found at configure time)", path,
                     what, lib);
@@ -205,6 +238,13 @@ ck_status ck_image_read_into(const char *path, ck_image *img, float *buf, size_t
         st = ck__tiff_read(path, img, &dst, &depth, err);
 #else
         st = not_built(path, "TIFF", "libtiff", err);
+#endif
+        break;
+    case CK_IMAGE_DPX:
+#ifdef CK_HAVE_FFMPEG
+        st = ck__dpx_read(path, img, &dst, &depth, err);
+#else
+        st = not_built(path, "DPX", "FFmpeg's libavcodec", err);
 #endif
         break;
     case CK_IMAGE_UNKNOWN: CK_ASSERT(0 && "sniff_checked accepted an unknown format"); break;

@@ -1,4 +1,5 @@
-/* Still-image files: PNG (8/16-bit, libpng), JPEG (libjpeg-turbo), OpenEXR (half/float, OpenEXR C API).
+/* Still-image files: PNG (8/16-bit, libpng), JPEG (libjpeg-turbo), OpenEXR (half/float, OpenEXR C API);
+ * TIFF (libtiff) and DPX (FFmpeg's decoder) plates, read only.
  *
  * Pixels are returned as interleaved float32, row-major, values as stored scaled to [0,1] for integer
  * formats (8-bit /255, 16-bit /65535) and raw for EXR. Writers go through a temporary file in the
@@ -22,6 +23,8 @@
  *   - EXR: the first part's data window (its origin is dropped). Prefix-less channels R,G,B -> 3 (+A -> 4);
  *     else Y -> 1 (+A -> 2); else a file with exactly one channel -> 1. Scanline and tiled parts
  *     (level 0 of mip/rip maps) with half, float or uint channels. Deep and subsampled parts are refused.
+ *   - DPX: 1 (luma), 3 (RGB) or 4 (RGBA) channels of 8/10/12/16-bit codes, each / (2^bits - 1), as stored
+ *     (a log-encoded scan stays log); YCbCr DPX is refused.
  * Errors: a missing or unreadable path is CK_STATUS_EIO, a corrupt or truncated file CK_STATUS_EFORMAT,
  * a format this build was compiled without CK_STATUS_EUNSUPPORTED; the message names the file.
  * Thread safety: every function may be called concurrently on different files.
@@ -36,7 +39,8 @@ typedef enum ck_image_format {
     CK_IMAGE_PNG     = 1,
     CK_IMAGE_JPEG    = 2,
     CK_IMAGE_EXR     = 3,
-    CK_IMAGE_TIFF    = 4  /* read only (plates) */
+    CK_IMAGE_TIFF    = 4, /* read only (plates) */
+    CK_IMAGE_DPX     = 5  /* read only (plates), through FFmpeg's libavcodec */
 } ck_image_format;
 
 typedef enum ck_exr_compression {
@@ -62,9 +66,15 @@ long long ck_image_max_pixels(void);
 
 /* Detects the format from magic bytes (not the extension). CK_IMAGE_UNKNOWN also for unreadable paths. */
 ck_image_format ck_image_sniff(const char *path);
-/* 1 when the file holds scene-linear values (EXR, float TIFF), which plates convert to sRGB; else 0. */
+/* 1 when the file holds scene-linear values (EXR, float TIFF), which plates convert to sRGB; else 0 (DPX
+ * included: its code values are returned as stored, whatever transfer its header names). */
 int             ck_image_is_linear(const char *path);
-const char     *ck_image_format_name(ck_image_format fmt); /* "PNG", "JPEG", "EXR", "unknown" */
+const char     *ck_image_format_name(ck_image_format fmt); /* "PNG", "JPEG", "EXR", "TIFF", "DPX", "unknown" */
+/* What a frame file says about its shot, where it says it: the start timecode (EXR `timeCode` attribute, DPX
+ * television header) as "HH:MM:SS:FF" (';' before FF when drop-frame) into timecode, "" when absent; the
+ * frame rate (EXR `framesPerSecond`, DPX film or television header) into *fps, 0 when absent. Never fails
+ * and logs nothing: a file that cannot be read says nothing. */
+void            ck_image_shot_info(const char *path, char timecode[16], double *fps);
 /* 1 when this build can read and write the format (its library was found at configure time). */
 int             ck_image_format_supported(ck_image_format fmt);
 
@@ -146,6 +156,11 @@ ck_status ck__jpeg_read(const char *path, ck_image *img, const ck__image_dst *ds
 ck_status ck__exr_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
 ck_status ck__tiff_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
 int       ck__tiff_is_float(const char *path);
+ck_status ck__dpx_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
+/* The header's SMPTE timecode (packed BCD, 0xFFFFFFFF: none) and frame rate (0: none) of an EXR (first part)
+ * or DPX file; 0 when the file cannot be read, with nothing logged. */
+int       ck__dpx_shot_info(const char *path, uint32_t *timecode, double *fps);
+int       ck__exr_shot_info(const char *path, uint32_t *timecode, double *fps);
 ck_status ck__exr_write(const char *tmp_path, const void *job, ck_err *err);
 
 /* Sets img->data for width*height*channels floats (overflow-checked size math): dst's buffer when it

@@ -628,3 +628,23 @@ ck_status ck__exr_write(const char *tmp_path, const void *ctx, ck_err *err) {
     free(w);
     return st;
 }
+
+/* ---- shot metadata (ck_image_shot_info) ---- */
+
+int ck__exr_shot_info(const char *path, uint32_t *timecode, double *fps) {
+    exr_msgbuf                mb   = {{0}}; /* the library's complaints stay here: this probe logs nothing */
+    exr_context_initializer_t init = make_init(&mb);
+    exr_context_t             ctx  = NULL;
+    *timecode = 0xFFFFFFFFu, *fps = 0;
+    if (exr_start_read(&ctx, path, &init) != EXR_ERR_SUCCESS) {
+        if (ctx) exr_finish(&ctx);
+        return 0;
+    }
+    exr_attr_timecode_t tc;
+    exr_attr_rational_t rate;
+    if (exr_attr_get_timecode(ctx, 0, "timeCode", &tc) == EXR_ERR_SUCCESS) *timecode = tc.time_and_flags;
+    if (exr_attr_get_rational(ctx, 0, "framesPerSecond", &rate) == EXR_ERR_SUCCESS && rate.num > 0 && rate.denom > 0)
+        *fps = (double)rate.num / rate.denom;
+    exr_finish(&ctx);
+    return 1;
+}

@@ -35,7 +35,7 @@ static int image_ext(const char *name) {
     const char *dot = strrchr(name, '.');
     if (!dot) return 0;
     return !strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".exr") ||
-           !strcasecmp(dot, ".tif") || !strcasecmp(dot, ".tiff");
+           !strcasecmp(dot, ".tif") || !strcasecmp(dot, ".tiff") || !strcasecmp(dot, ".dpx");
 }
 
 /* Natural order, made total: names equal to it ("1.png" / "01.png", "a.png" / "A.png") by their bytes, so
@@ -101,7 +101,7 @@ ck_status ck_seq_list(ck_seq *seq, const char *dir, ck_err *err) {
     free(names);
     seq->n = n;
     if (ignored)
-        CK_LOG_WARN("%s: %d file%s that %s not frames (.png, .jpg, .exr, .tif) ignored: %s%s", dir, ignored,
+        CK_LOG_WARN("%s: %d file%s that %s not frames (.png, .jpg, .exr, .tif, .dpx) ignored: %s%s", dir, ignored,
                     ignored == 1 ? "" : "s", ignored == 1 ? "is" : "are", ignored_names, ignored > 3 ? ", ..." : "");
     /* two frames of one stem would be written to the same passes: an error naming both */
     int *idx = malloc(sizeof(int) * (size_t)(n ? n : 1));

@@ -14,7 +14,7 @@ typedef struct ck_seq {
 /* Natural order: digit runs compare by value ("f2" < "f10"), other characters case-insensitively. */
 int ck_natural_cmp(const char *a, const char *b);
 
-/* Every .png/.jpg/.jpeg/.exr file of `dir` (case-insensitive extension, hidden files skipped). */
+/* Every .png/.jpg/.jpeg/.exr/.tif/.tiff/.dpx file of `dir` (case-insensitive extension, hidden files skipped). */
 ck_status ck_seq_list(ck_seq *seq, const char *dir, ck_err *err);
 void      ck_seq_free(ck_seq *seq);
 

@@ -6,8 +6,11 @@
 #include <libavformat/avformat.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/timecode.h>
 #include <libswscale/swscale.h>
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +27,30 @@ static const char *averr(int e, char *buf) {
     return buf;
 }
 
+/* av_d2q keeps rates such as 30000/1001 exact, which the timecode checks need */
+static AVRational rate_of(double fps) { return av_d2q(fps > 0 ? fps : 24.0, 100000); }
+
+int ck_video_timecode_at(const char *start, double fps, int frame, char out[16]) {
+    out[0] = '\0';
+    /* "HH:MM:SS:FF", or ';' / '.' before FF for drop-frame, the forms FFmpeg's tags use */
+    if (!start || strlen(start) != 11 || start[2] != ':' || start[5] != ':' ||
+        (start[8] != ':' && start[8] != ';' && start[8] != '.'))
+        return 0;
+    for (int i = 0; i < 11; i++)
+        if (i % 3 != 2 && !isdigit((unsigned char)start[i])) return 0;
+    const int   mm = atoi(start + 3), ss = atoi(start + 6), ff = atoi(start + 9);
+    AVTimecode  tc;
+    char        buf[AV_TIMECODE_STR_SIZE];
+    quiet_ffmpeg(); /* av_timecode's complaints (drop-frame at 25 fps) are ours to word */
+    if (mm > 59 || ss > 59 || frame < 0 || av_timecode_init_from_string(&tc, rate_of(fps), start, NULL) < 0 ||
+        ff >= (int)tc.fps)
+        return 0;
+    av_timecode_make_string(&tc, buf, frame);
+    if (strlen(buf) != 11) return 0; /* past 99 hours */
+    memcpy(out, buf, 12);
+    return 1;
+}
+
 /* ---------------------------------------------------------------- reading */
 
 struct ck_video_reader {
@@ -33,8 +60,10 @@ struct ck_video_reader {
     AVFrame           *frame;
     struct SwsContext *sws;
     int                stream, w, h, draining, sws_ch;
+    int                sws_space, sws_full; /* the YUV matrix and range the conversion is set up for; -1: none */
     double             fps;
     uint16_t          *rgb16; /* (h, w, 4) */
+    char               timecode[16];
     char               path[1024];
 };
 
@@ -45,7 +74,8 @@ int ck_video_probe(const char *path) {
     int ok = avformat_find_stream_info(fmt, NULL) >= 0 &&
              av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0) >= 0 &&
              strcmp(fmt->iformat->name, "png_pipe") && strcmp(fmt->iformat->name, "jpeg_pipe") &&
-             strcmp(fmt->iformat->name, "exr_pipe") && strcmp(fmt->iformat->name, "image2");
+             strcmp(fmt->iformat->name, "exr_pipe") && strcmp(fmt->iformat->name, "dpx_pipe") &&
+             strcmp(fmt->iformat->name, "tiff_pipe") && strcmp(fmt->iformat->name, "image2");
     avformat_close_input(&fmt);
     return ok;
 }
@@ -82,6 +112,13 @@ ck_status ck_video_open(ck_video_reader **out, const char *path, ck_err *err) {
     }
     const AVRational fr = av_guess_frame_rate(r->fmt, st, NULL);
     r->fps              = fr.num > 0 && fr.den > 0 ? av_q2d(fr) : 24.0;
+    r->sws_space = r->sws_full = -1;
+    /* the start timecode: the video stream's tag, the container's, or a tmcd track's (the MOV demuxer
+     * copies it to the video stream it belongs to, but not every version or container does) */
+    const AVDictionaryEntry *tc = av_dict_get(st->metadata, "timecode", NULL, 0);
+    if (!tc) tc = av_dict_get(r->fmt->metadata, "timecode", NULL, 0);
+    for (unsigned i = 0; !tc && i < r->fmt->nb_streams; i++) tc = av_dict_get(r->fmt->streams[i]->metadata, "timecode", NULL, 0);
+    if (tc) ck_video_timecode_at(tc->value, r->fps, 0, r->timecode);
     r->pkt              = av_packet_alloc();
     r->frame            = av_frame_alloc();
     r->rgb16            = malloc(sizeof(uint16_t) * 4 * (size_t)r->w * r->h);
@@ -132,9 +169,23 @@ int ck_video_looks_like_container(const char *path) {
            (n >= 8 && (!memcmp(b + 4, "moov", 4) || !memcmp(b + 4, "mdat", 4) || !memcmp(b + 4, "wide", 4)));
 }
 
-int    ck_video_width(const ck_video_reader *r) { return r->w; }
-int    ck_video_height(const ck_video_reader *r) { return r->h; }
-double ck_video_fps(const ck_video_reader *r) { return r->fps; }
+int         ck_video_width(const ck_video_reader *r) { return r->w; }
+int         ck_video_height(const ck_video_reader *r) { return r->h; }
+double      ck_video_fps(const ck_video_reader *r) { return r->fps; }
+const char *ck_video_timecode(const ck_video_reader *r) { return r->timecode; }
+
+/* YUV frames are converted with the matrix and range their stream is tagged with: swscale's default
+ * (BT.601, limited range unless a yuvj format) is right only for untagged SD material. */
+static void set_source_colours(ck_video_reader *r, struct SwsContext *was) {
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)r->frame->format);
+    if (!d || (d->flags & AV_PIX_FMT_FLAG_RGB) || d->nb_components < 3) return;
+    const int space = r->frame->colorspace; /* AVCOL_SPC_* equals SWS_CS_* where both exist; others: default */
+    const int full  = r->frame->color_range == AVCOL_RANGE_JPEG || !strncmp(d->name, "yuvj", 4);
+    if (r->sws == was && space == r->sws_space && full == r->sws_full) return;
+    sws_setColorspaceDetails(r->sws, sws_getCoefficients(space), full, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0,
+                             1 << 16, 1 << 16);
+    r->sws_space = space, r->sws_full = full;
+}
 
 ck_status ck_video_read(ck_video_reader *r, float *pixels, int channels, int *eof, ck_err *err) {
     char eb[AV_ERROR_MAX_STRING_SIZE];
@@ -171,6 +222,7 @@ ck_status ck_video_read(ck_video_reader *r, float *pixels, int channels, int *eo
         av_frame_unref(r->frame);
         return ck__fail(err, CK_STATUS_EFORMAT, "%s: frame size changes mid-stream", r->path);
     }
+    struct SwsContext *was = r->sws;
     r->sws = sws_getCachedContext(r->sws, r->w, r->h, (enum AVPixelFormat)r->frame->format, r->w, r->h,
                                   AV_PIX_FMT_RGBA64LE, SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL,
                                   NULL);
@@ -178,6 +230,7 @@ ck_status ck_video_read(ck_video_reader *r, float *pixels, int channels, int *eo
         av_frame_unref(r->frame);
         return ck__fail(err, CK_STATUS_EFORMAT, "%s: unsupported pixel format", r->path);
     }
+    set_source_colours(r, was);
     uint8_t  *dst[4]    = {(uint8_t *)r->rgb16, NULL, NULL, NULL};
     const int stride[4] = {r->w * 8, 0, 0, 0};
     sws_scale(r->sws, (const uint8_t *const *)r->frame->data, r->frame->linesize, 0, r->h, dst, stride);
@@ -236,10 +289,21 @@ static ck_status drain(ck_video_writer *wr, int flush, ck_err *err) {
 
 ck_status ck_video_writer_open(ck_video_writer **out, const char *path, ck_video_codec codec, int w, int h,
                                double fps, ck_err *err) {
+    ck_video_meta meta = {fps, ""};
+    return ck_video_writer_open_meta(out, path, codec, w, h, &meta, err);
+}
+
+ck_status ck_video_writer_open_meta(ck_video_writer **out, const char *path, ck_video_codec codec, int w, int h,
+                                    const ck_video_meta *meta, ck_err *err) {
     char             eb[AV_ERROR_MAX_STRING_SIZE];
     quiet_ffmpeg();
-    ck_video_writer *wr = calloc(1, sizeof *wr);
     *out                = NULL;
+    const double fps    = meta && meta->fps > 0 ? meta->fps : 24.0;
+    char         tc[16] = "";
+    if (meta && meta->timecode[0] && !ck_video_timecode_at(meta->timecode, fps, 0, tc))
+        return ck__fail(err, CK_STATUS_EINVAL, "%s: '%s' is not a start timecode at %.3f fps (HH:MM:SS:FF)", path,
+                        meta->timecode, fps);
+    ck_video_writer *wr = calloc(1, sizeof *wr);
     if (!wr) return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
     wr->w = w, wr->h = h;
     snprintf(wr->path, sizeof wr->path, "%s", path);
@@ -266,12 +330,23 @@ ck_status ck_video_writer_open(ck_video_writer **out, const char *path, ck_video
         ck_video_writer_close(wr, 1, NULL);
         return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
     }
-    AVRational rate   = av_d2q(fps > 0 ? fps : 24.0, 100000);
+    AVRational rate   = rate_of(fps);
     wr->enc->width    = w;
     wr->enc->height   = h;
     wr->enc->pix_fmt  = pix[codec];
     wr->enc->time_base = av_inv_q(rate);
     wr->enc->framerate = rate;
+    /* display-referred sRGB / Rec.709 frames (video.h); ProRes's frame header has no sRGB transfer code */
+    wr->enc->color_primaries = AVCOL_PRI_BT709;
+    wr->enc->color_trc       = codec == CK_VIDEO_PRORES4444 ? AVCOL_TRC_BT709 : AVCOL_TRC_IEC61966_2_1;
+    wr->enc->colorspace      = codec == CK_VIDEO_FFV1 ? AVCOL_SPC_RGB : AVCOL_SPC_BT709;
+    wr->enc->color_range     = codec == CK_VIDEO_FFV1 ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+    wr->st->avg_frame_rate   = rate; /* the MOV muxer's tmcd track counts in it */
+    if (tc[0]) {
+        /* on the stream (MOV/MP4 write a tmcd track from it) and the container (Matroska's tags) */
+        av_dict_set(&wr->st->metadata, "timecode", tc, 0);
+        av_dict_set(&wr->fmt->metadata, "timecode", tc, 0);
+    }
     if (wr->fmt->oformat->flags & AVFMT_GLOBALHEADER) wr->enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     AVDictionary *opts = NULL;
     if (codec == CK_VIDEO_PRORES4444) {
@@ -303,6 +378,9 @@ ck_status ck_video_writer_open(ck_video_writer **out, const char *path, ck_video
         return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
     }
     wr->frame->format = wr->enc->pix_fmt, wr->frame->width = w, wr->frame->height = h;
+    /* prores_ks writes its frame header's colour fields from the frame, not from the encoder */
+    wr->frame->color_primaries = wr->enc->color_primaries, wr->frame->color_trc = wr->enc->color_trc;
+    wr->frame->colorspace = wr->enc->colorspace, wr->frame->color_range = wr->enc->color_range;
     if (av_frame_get_buffer(wr->frame, 0) < 0) {
         ck_video_writer_close(wr, 1, NULL);
         return ck__fail(err, CK_STATUS_EOOM, "%s: out of memory", path);
@@ -314,6 +392,9 @@ ck_status ck_video_writer_open(ck_video_writer **out, const char *path, ck_video
         return ck__fail(err, CK_STATUS_EUNSUPPORTED, "%s: no pixel conversion to %s", path,
                         av_get_pix_fmt_name(wr->enc->pix_fmt));
     }
+    /* the matrix and range the stream is tagged with (swscale would use BT.601); the source is full-range RGB */
+    const int *bt709 = sws_getCoefficients(SWS_CS_ITU709);
+    sws_setColorspaceDetails(wr->sws, bt709, 1, bt709, wr->enc->color_range == AVCOL_RANGE_JPEG, 0, 1 << 16, 1 << 16);
     *out = wr;
     return CK_OK;
 }

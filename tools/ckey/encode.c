@@ -2,7 +2,9 @@
  * FG + Matte, H.264 from Comp), in frame order. The videos `ckey key` writes while keying take exactly
  * these samples (the fg and matte halves, the comp's 8-bit values), so a shot that was interrupted,
  * resumed with --skip-existing or keyed in shards ends with the same deliverables as an uninterrupted run.
- * `ckey key --skip-existing` calls it itself once every frame is there. */
+ * `ckey key --skip-existing` calls it itself once every frame is there, with the source's frame rate and
+ * start timecode; `ckey encode` takes them as --fps and --timecode (the passes do not record them).
+ * shot_video_meta: what a shot's videos carry, from its source. */
 #include "key.h"
 
 #include "io/sequence.h"
@@ -14,7 +16,25 @@
 #include <string.h>
 
 #ifdef CK_HAVE_FFMPEG
-int encode_videos(const char *out, const char *stem, const int want[3], double fps, int quiet, char *emsg, size_t n) {
+void shot_video_meta(const char *frame_file, const char *video_tc, int first, double *fps, char timecode[16]) {
+    char   tc[16]   = "";
+    double file_fps = 0;
+    int    offset   = 0;
+    timecode[0]     = '\0';
+    if (video_tc) {
+        snprintf(tc, sizeof tc, "%s", video_tc);
+        offset = first; /* the video's timecode is its frame 0's */
+    } else if (frame_file) {
+        ck_image_shot_info(frame_file, tc, &file_fps);
+        if (file_fps > 0) *fps = file_fps;
+    }
+    if (tc[0] && !ck_video_timecode_at(tc, *fps, offset, timecode))
+        CK_LOG_WARN("%s: its start timecode %s is not a timecode at %.3f fps; the videos carry none",
+                    video_tc ? "the source video" : frame_file, tc, *fps);
+}
+
+int encode_videos(const char *out, const char *stem, const int want[3], double fps, const char *timecode, int quiet,
+                  char *emsg, size_t n) {
     static const char *vext[3] = {"_prores4444.mov", "_ffv1.mkv", "_comp.mp4"};
     char               dir[CK_PATH_MAX];
     ck_err             err = {{0}};
@@ -40,7 +60,9 @@ int encode_videos(const char *out, const char *stem, const int want[3], double f
             ok = 0;
         }
     ck_video_writer *vw[3] = {NULL, NULL, NULL};
+    ck_video_meta    meta  = {fps, ""};
     float           *rgba  = NULL;
+    snprintf(meta.timecode, sizeof meta.timecode, "%s", timecode ? timecode : "");
     int              W = 0, H = 0;
     for (int i = 0; ok && i < frames; i++) {
         ck_image f = {0}, a = {0}, c = {0};
@@ -68,7 +90,7 @@ int encode_videos(const char *out, const char *stem, const int want[3], double f
             if (!vw[k]) {
                 char path[CK_PATH_MAX + 64];
                 snprintf(path, sizeof path, "%s/%s%s", out, stem, vext[k]);
-                if (ck_video_writer_open(&vw[k], path, (ck_video_codec)k, W, H, fps, &err) != CK_OK) {
+                if (ck_video_writer_open_meta(&vw[k], path, (ck_video_codec)k, W, H, &meta, &err) != CK_OK) {
                     snprintf(emsg, n, "%s", err.msg);
                     ok = 0;
                     break;
@@ -90,25 +112,28 @@ int encode_videos(const char *out, const char *stem, const int want[3], double f
     return ok;
 }
 #else
-int encode_videos(const char *out, const char *stem, const int want[3], double fps, int quiet, char *emsg, size_t n) {
-    (void)out, (void)stem, (void)want, (void)fps, (void)quiet;
+int encode_videos(const char *out, const char *stem, const int want[3], double fps, const char *timecode, int quiet,
+                  char *emsg, size_t n) {
+    (void)out, (void)stem, (void)want, (void)fps, (void)timecode, (void)quiet;
     snprintf(emsg, n, "video support not built (FFmpeg's libraries not found at configure time)");
     return 0;
 }
 #endif
 
 int cmd_encode(int argc, char **argv) {
-    const char *out = NULL, *list = "prores,h264", *name = NULL;
+    const char *out = NULL, *list = "prores,h264", *name = NULL, *timecode = NULL;
     double      fps = 24.0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: ckey encode OUT [--video-out prores,ffv1,h264] [--fps F] [--name STEM]\n"
+            printf("usage: ckey encode OUT [--video-out prores,ffv1,h264] [--fps F] [--timecode HH:MM:SS:FF] [--name STEM]\n"
                    "Encodes the videos of a shot from the passes in OUT (OUT/FG + OUT/Matte: ProRes 4444 or FFV1 with\n"
                    "the matte as alpha; OUT/Comp: H.264), frames in natural order, as `ckey key` would have written\n"
                    "them while keying (the same samples): after --shard runs, or to redo a deliverable. Default\n"
-                   "--video-out prores,h264, --fps 24, --name: OUT's folder name. `ckey key --skip-existing`\n"
-                   "encodes by itself once every frame of the shot is there.\n");
+                   "--video-out prores,h264, --fps 24, --name: OUT's folder name. --timecode: the start timecode of\n"
+                   "the first frame (';' before FF for drop-frame), written as the videos' timecode (a tmcd track in\n"
+                   "MOV/MP4); without it the videos carry none. `ckey key --skip-existing` encodes by itself once\n"
+                   "every frame of the shot is there, with the source's rate and timecode.\n");
             return 0;
         }
         if (a[0] != '-') {
@@ -123,6 +148,7 @@ int cmd_encode(int argc, char **argv) {
         if (!strcmp(a, "--video-out")) list = v;
         else if (!strcmp(a, "--fps")) fps = atof(v);
         else if (!strcmp(a, "--name")) name = v;
+        else if (!strcmp(a, "--timecode")) timecode = v;
         else {
             fprintf(stderr, "ckey: unknown encode option '%s'\n", a);
             return EXIT_USAGE;
@@ -132,6 +158,14 @@ int cmd_encode(int argc, char **argv) {
         fprintf(stderr, "ckey: encode needs an output folder (and --fps in (0, 1000]); see 'ckey encode --help'\n");
         return EXIT_USAGE;
     }
+#ifdef CK_HAVE_FFMPEG
+    char tc[16];
+    if (timecode && !ck_video_timecode_at(timecode, fps, 0, tc)) {
+        fprintf(stderr, "ckey: --timecode %s is not a start timecode at %.3f fps (HH:MM:SS:FF, frames below the rate; "
+                        "';' before FF for drop-frame at 29.97/59.94)\n", timecode, fps);
+        return EXIT_USAGE;
+    }
+#endif
     const int want[3] = {strstr(list, "prores") != NULL, strstr(list, "ffv1") != NULL, strstr(list, "h264") != NULL};
     if (!want[0] && !want[1] && !want[2]) {
         fprintf(stderr, "ckey: --video-out %s names no video (prores, ffv1, h264)\n", list);
@@ -143,7 +177,7 @@ int cmd_encode(int argc, char **argv) {
     if (name) snprintf(stem, sizeof stem, "%s", name);
     else file_stem(stem, sizeof stem, folder);
     char emsg[1400];
-    if (!encode_videos(out, stem, want, fps, 0, emsg, sizeof emsg)) {
+    if (!encode_videos(out, stem, want, fps, timecode, 0, emsg, sizeof emsg)) {
         fprintf(stderr, "ckey: %s\n", emsg);
         return EXIT_RUNTIME;
     }

@@ -36,6 +36,9 @@ typedef struct key_run {
     double t1;
     int    half_done;         /* frames completed at t_half (half the run), for the steady rate */
     double t_half, t_last;    /* when half the frames, and the last frame, completed */
+#ifdef CK_HAVE_FFMPEG
+    ck_video_meta vmeta; /* the videos' frame rate and start timecode (shot_video_meta) */
+#endif
 } key_run;
 
 /* stdout carries NDJSON from several threads: one event per locked print */
@@ -165,8 +168,7 @@ static int frame_ordered(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
             char path[5200];
             mkdir_p(kr->o->out);
             snprintf(path, sizeof path, "%s/%s%s", kr->o->out, kr->stem1, vext[k]);
-            if (ck_video_writer_open(&kr->vw[k], path, (ck_video_codec)k, w, h, kr->vid ? ck_video_fps(kr->vin) : 24.0,
-                                     &err) != CK_OK) {
+            if (ck_video_writer_open_meta(&kr->vw[k], path, (ck_video_codec)k, w, h, &kr->vmeta, &err) != CK_OK) {
                 snprintf(emsg, n, "%s", err.msg);
                 return 0;
             }
@@ -340,7 +342,7 @@ int run_key(key_opts o) {
         file_stem(stem1, sizeof stem1, folder);
         if (ck_seq_list(&imgs, o.image, &err) != CK_OK) return EXIT_RUNTIME;
         if (imgs.n == 0) {
-            fprintf(stderr, "ckey: %s: no .png/.jpg/.exr frames in this folder\n", o.image);
+            fprintf(stderr, "ckey: %s: no .png/.jpg/.exr/.tif/.dpx frames in this folder\n", o.image);
             ck_seq_free(&imgs);
             return EXIT_RUNTIME;
         }
@@ -418,6 +420,14 @@ int run_key(key_opts o) {
         count = ck_shard_range(first, last, si, sn, &start);
     }
 
+#ifdef CK_HAVE_FFMPEG
+    /* the videos' rate and start timecode, at the range's first frame (videos are written while keying only
+     * without --shard, and encoded from the passes afterwards only for the whole shot): the source video's,
+     * else what the frame file says */
+    ck_video_meta vmeta = {vid ? ck_video_fps(vin) : 24.0, ""};
+    shot_video_meta(seq ? imgs.paths[first] : vid ? NULL : o.image, vid ? ck_video_timecode(vin) : NULL, first,
+                    &vmeta.fps, vmeta.timecode);
+#endif
     if (!preflight(&o, seq)) {
         json_failed(&o, "bad input or output path", EXIT_RUNTIME);
         ck_seq_free(&imgs), ck_seq_free(&hints);
@@ -448,16 +458,17 @@ int run_key(key_opts o) {
     const char *vo = o.video_out ? o.video_out : vid ? "prores,h264" : "";
     key_run     kr = {&o, &imgs, &hints, seq, vid, stem1, vin, vhint,
                       {strstr(vo, "prores") != NULL, strstr(vo, "ffv1") != NULL, strstr(vo, "h264") != NULL},
-                      {NULL, NULL, NULL}, start, count, 0, now_s(), 0, 0.0, 0.0};
+                      {NULL, NULL, NULL}, start, count, 0, now_s(), 0, 0.0, 0.0, vmeta};
     if (kr.want[2] && !o.p.comp) kr.want[2] = 0;
     /* a shot keyed in parts: its videos come from the passes once they are all there (encode.c) */
     int          encode_after[3] = {0, 0, 0};
-    const double encode_fps      = vid ? ck_video_fps(vin) : 24.0;
+    const double encode_fps      = vmeta.fps;
     if ((kr.want[0] || kr.want[1] || kr.want[2]) && (o.shard || o.skip_existing)) {
         if (o.shard) {
             if (o.video_out)
                 fprintf(stderr, "ckey: warning: with --shard the videos are not written; after the last shard: "
-                                "ckey encode %s --video-out %s\n", o.out, o.video_out);
+                                "ckey encode %s --video-out %s --fps %.10g%s%s\n", o.out, o.video_out, vmeta.fps,
+                        vmeta.timecode[0] ? " --timecode " : "", vmeta.timecode);
         } else if (start == 0 && count == total) { /* the whole shot: every frame is there at the end */
             memcpy(encode_after, kr.want, sizeof encode_after);
         }
@@ -525,7 +536,7 @@ int run_key(key_opts o) {
 #ifdef CK_HAVE_FFMPEG
     if (rc == 0 && !cancelled && (encode_after[0] || encode_after[1] || encode_after[2])) {
         char emsg[1400];
-        if (!encode_videos(o.out, stem1, encode_after, encode_fps, o.quiet, emsg, sizeof emsg)) {
+        if (!encode_videos(o.out, stem1, encode_after, encode_fps, vmeta.timecode, o.quiet, emsg, sizeof emsg)) {
             fprintf(stderr, "ckey: the videos from the passes: %s\n", emsg);
             json_failed(&o, emsg, EXIT_RUNTIME);
             rc = EXIT_RUNTIME;

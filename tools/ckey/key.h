@@ -53,8 +53,15 @@ void        json_failed(const key_opts *o, const char *msg, int code);
 void        progress_human(int done_idx, int count, const char *stem, double fps, double eta);
 
 /* encode.c: the videos (want: prores, ffv1, h264) of the shot in `out` from its passes, named
- * <stem>_prores4444.mov etc.; 0 with a message on failure. cmd_encode: `ckey encode`. */
-int encode_videos(const char *out, const char *stem, const int want[3], double fps, int quiet, char *emsg, size_t n);
+ * <stem>_prores4444.mov etc., at fps with the start timecode (NULL or "" for none); 0 with a message on
+ * failure. cmd_encode: `ckey encode`. */
+int encode_videos(const char *out, const char *stem, const int want[3], double fps, const char *timecode, int quiet,
+                  char *emsg, size_t n);
+/* What the videos of a shot carry (FFmpeg builds): a video source's start timecode video_tc counted on to
+ * `first`, the first frame keyed; else the frame rate (into *fps, when stated) and timecode of frame_file,
+ * the first keyed frame's file (EXR timeCode / framesPerSecond, DPX header). timecode[16] is "" when there
+ * is none, or (with a warning) when it is not a timecode at *fps. */
+void shot_video_meta(const char *frame_file, const char *video_tc, int first, double *fps, char timecode[16]);
 int cmd_encode(int argc, char **argv);
 
 /* key.c: keys o.image (a file, a folder of frames or a video) into o.out; returns the exit status. */
