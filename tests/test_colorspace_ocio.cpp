@@ -1,7 +1,7 @@
 // ckey's colour-space transforms (src/pipeline/colorspace.c) against OpenColorIO's built-in transforms.
 //
 // For every encoding: code values 0..1 in 1/1023 steps on every channel (the channels offset against
-// each other), grey and pseudo-random triples go through OCIO's chain "encoding → ACES2065-1 → linear
+// each other), grey and pseudo-random triples, and code values down to −0.1 (toes below code 0) go through OCIO's chain "encoding → ACES2065-1 → linear
 // Rec.709" (ACES2065-1 → ACEScg by the inverse of ACEScg_to_ACES2065-1, then UTILITY -
 // ACES-AP1_to_LINEAR-REC709_BFD) and through ck_colorspace_to_working; the chain's inverse against
 // ck_colorspace_from_working on linear values. Agreement: |ckey − OCIO| ≤ 1e-5·max(1, |OCIO|). The
@@ -37,7 +37,7 @@ static void check(bool ok, const char *what) {
 
 typedef std::vector<float> rgbs; // (n, 3)
 
-static rgbs code_inputs() {
+static rgbs code_inputs(bool toes) {
     rgbs v;
     for (int i = 0; i < 1024; i++) {
         v.push_back(i / 1023.0f), v.push_back(((i + 341) % 1024) / 1023.0f), v.push_back(((i + 682) % 1024) / 1023.0f);
@@ -48,6 +48,8 @@ static rgbs code_inputs() {
         s = 1103515245u * s + 12345u;
         v.push_back((float)((s >> 8) & 0xffff) / 65535.0f);
     }
+    if (toes) /* code values below 0: Log3G10's and LogC4's toes (sRGB clamps them, as color.c does) */
+        for (int i = 0; i < 3 * 64; i++) v.push_back(-0.1f * (float)(i % 64 + 1) / 64.0f);
     return v;
 }
 
@@ -167,9 +169,10 @@ static void check_matrix(const char *what, const double *got, const double *ref,
 
 static void test_encoding(int cs) {
     const char *name = ck_colorspace_name((ck_colorspace)cs);
-    rgbs        in   = cs == CK_CS_REC2020_LINEAR || cs == CK_CS_ACESCG || cs == CK_CS_ACES2065_1 ? rgbs() : code_inputs();
+    const bool  linear = cs == CK_CS_REC2020_LINEAR || cs == CK_CS_ACESCG || cs == CK_CS_ACES2065_1;
+    rgbs        in     = linear ? rgbs() : code_inputs(cs != CK_CS_SRGB);
     if (in.empty()) { // linear encodings: 0..4 in steps, mixed
-        rgbs c = code_inputs();
+        rgbs c = code_inputs(false);
         for (float x : c) in.push_back(4.0f * x);
     }
     const size_t n = in.size() / 3;

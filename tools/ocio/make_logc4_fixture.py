@@ -34,8 +34,8 @@ def cpu(transform, direction):
 
 
 def inputs():
-    """65 code values per channel (1/64 steps, channels offset against each other), grey, and mixed
-    triples from a fixed linear congruential sequence."""
+    """65 code values per channel (1/64 steps, channels offset against each other), grey, mixed
+    triples from a fixed linear congruential sequence, and code values down to -0.1 (the toe)."""
     v = [i / 64.0 for i in range(65)]
     rows = [(v[i], v[(i + 21) % 65], v[(i + 43) % 65]) for i in range(65)]
     rows += [(x, x, x) for x in v[::4]]
@@ -46,6 +46,7 @@ def inputs():
             s = (1103515245 * s + 12345) % 2**31
             t.append(s / 2**31)
         rows.append(tuple(t))
+    rows += [(-0.1 * i / 8.0, -0.05 * i / 8.0, 0.02 * i) for i in range(1, 9)]
     return rows
 
 
@@ -68,7 +69,9 @@ def main(path):
         o = fwd.applyRGB(list(rgb))
         fwd_rows.append(o)
         out.append("fwd " + " ".join("%.9g" % x for x in list(rgb) + list(o)))
-    for lin in fwd_rows + [(x * 4.0, x * 2.0, x * 8.0) for x in [i / 16.0 for i in range(17)]]:
+    ramp = [(x * 4.0, x * 2.0, x * 8.0) for x in [i / 16.0 for i in range(17)]]
+    toe = [(-0.05 * i / 8.0, 0.01 * i, -0.02 * i / 8.0) for i in range(1, 9)]  # AWG4 below t
+    for lin in fwd_rows + ramp + toe:
         o = inv.applyRGB(list(lin))
         out.append("inv " + " ".join("%.9g" % x for x in list(lin) + list(o)))
     with open(path, "w") as f:
