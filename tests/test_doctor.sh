@@ -45,6 +45,14 @@ JSON
     check "echo \"\$tj\" | grep -q '\"peak_mib\": 900, \"source\": \"bench\"'" "measured working set reported"
 fi
 
+# the built-in keyer: found in the library, tilings in its measured quality order (largest tile first)
+bt=$("$CK_BIN" doctor --checkpoint builtin 2>&1); rc=$?
+check "[ $rc -eq 0 ] && echo \"\$bt\" | grep -q 'built-in small keyer (in the library)'" "doctor: builtin is found and loads"
+order=$(echo "$bt" | grep -o 'tiled [0-9]*/64' | head -3 | tr '\n' ' ')
+check "[ \"$order\" = 'tiled 1024/64 tiled 768/64 tiled 512/64 ' ]" "doctor: builtin tilings 1024, 768, 512 (got $order)"
+order=$("$CK_BIN" doctor --checkpoint random:tiny 2>&1 | grep -o 'tiled [0-9]*/64' | head -3 | tr '\n' ' ')
+check "[ \"$order\" = 'tiled 768/64 tiled 512/64 tiled 1024/64 ' ]" "doctor: other weights keep the seed's order (got $order)"
+
 # --preset auto in ckey key (the tiny model; --size after the preset overrides its 2048)
 fx="$CK_FIXTURES/tiny/s128"
 "$CK_BIN" key --preset auto --size 64 --checkpoint random:tiny --image "$fx/frame_rgb.png" \

@@ -19,11 +19,19 @@
  * in batches of 8 peaked at 2296 MiB, 512/64 in 16 at 2082, 1024/64 in 3 at 1695, against 1476 for
  * the full frame), so the recommendation sets the batch that fits the budget. Budget: 90 % of the free device
  * memory (CUDA; for a GPU that shares host memory, also at most 90 % of the host's available memory),
- * 80 % of the available memory on the CPU. */
+ * 80 % of the available memory on the CPU.
+ *
+ * Which tiling, when the full frame does not fit, depends on the weights. CorridorKey's checkpoint: the
+ * seed's order (768/64, then 512/64, then 1024/64; a faster one measured in a stored sweep wins), its
+ * tiles scoring better than its full frame. The built-in small keyer: the largest tile first, and the full
+ * frame at 2048 above every tiling, from `ckey quality` on 16 held-out 2048² plates (H200, 2026-12-02,
+ * docs/benchmarks/2026-12-02-h200.md): alpha MAE full frame 2048 0.0105, tiled 1024/64 0.0115, 768/64
+ * 0.0133, 512/64 0.0137, full frame at its training size 512 0.0150. */
 #include "ckey.h"
 #include "cli.h"
 #include "key.h"
 #include "io/checkpoint.h"
+#include "model/builtin.h"
 #include "model/model.h"
 #include "model/random_weights.h"
 
@@ -188,15 +196,16 @@ static const bench_row *measured(const bench_file *b, int tile, int overlap, int
     return fast ? fast : small;
 }
 
-static const int TILES[3][2] = {{768, 64}, {512, 64}, {1024, 64}}; /* the seed's preference order */
+static const int TILES[3][2] = {{768, 64}, {512, 64}, {1024, 64}};         /* the seed's preference order */
+static const int TILES_BUILTIN[3][2] = {{1024, 64}, {768, 64}, {512, 64}}; /* the built-in keyer's, by quality */
 
-/* Fills the modes at TARGET (full frame, then the tiles) for this device. */
-static int list_modes(mode *m, int cuda, int half, double ckpt_mib, const bench_file *b, double budget) {
+/* Fills the modes at TARGET (full frame, then the tiles in preference order) for this device. */
+static int list_modes(mode *m, int cuda, int half, double ckpt_mib, const bench_file *b, double budget, int builtin) {
     int n = 0;
     for (int i = -1; i < 3; i++) {
         mode *x    = &m[n++];
-        x->tile    = i < 0 ? 0 : TILES[i][0];
-        x->overlap = i < 0 ? 0 : TILES[i][1];
+        x->tile    = i < 0 ? 0 : builtin ? TILES_BUILTIN[i][0] : TILES[i][0];
+        x->overlap = i < 0 ? 0 : builtin ? TILES_BUILTIN[i][1] : TILES[i][1];
         const int S = i < 0 ? TARGET : x->tile;
         x->peak_mib = cuda ? cuda_peak_mib(S, half) : cpu_peak_mib(S, ckpt_mib);
         x->source   = "formula";
@@ -222,6 +231,7 @@ typedef struct ckpt_status {
     double size_mib;
     char   format[40], summary[768];
     int    valid, given;
+    int    builtin; /* the built-in small keyer: given as `builtin[:small]`, or no checkpoint found */
 } ckpt_status;
 
 static void quiet_log(ck_log_level level, const char *msg, void *user) { (void)level, (void)msg, (void)user; }
@@ -233,17 +243,22 @@ static void check_checkpoint(ckpt_status *c, const char *given) {
     int from_env = 0;
     if (given) snprintf(c->searched[c->n_searched++], sizeof c->searched[0], "%s", given);
     else c->n_searched = checkpoint_candidates(c->searched, &from_env); /* the order `ckey key` uses */
-    const int random = given && ck_random_weights_is_spec(given);
+    const int random = given && (ck_random_weights_is_spec(given) || ck_builtin_is_spec(given));
+    c->builtin       = given && ck_builtin_is_spec(given);
     for (int i = 0; i < c->n_searched && c->found_at < 0; i++)
         if (random || file_size(c->searched[i], &c->size_mib)) c->found_at = i;
-    if (c->found_at < 0) return;
+    if (c->found_at < 0) {
+        c->builtin = 1; /* what `ckey key` then uses */
+        return;
+    }
     const char *path = c->searched[c->found_at];
     unsigned char magic[16] = {0};
     FILE         *f = random ? NULL : fopen(path, "rb");
     size_t        got = f ? fread(magic, 1, sizeof magic, f) : 0;
     if (f) fclose(f);
     snprintf(c->format, sizeof c->format, "%s",
-             random                                         ? "random weights (in memory)"
+             c->builtin                                     ? "built-in small keyer (in the library)"
+             : random                                       ? "random weights (in memory)"
              : got >= 4 && magic[0] == 'P' && magic[1] == 'K' ? "pth (torch.save zip)"
              : got >= 9 && magic[8] == '{'                  ? "safetensors"
                                                             : "unknown");
@@ -251,7 +266,9 @@ static void check_checkpoint(ckpt_status *c, const char *given) {
     ck_checkpoint ck;
     ck_err        err = {{0}};
     ck_config     cfg;
-    const ck_status st = random ? ck_random_checkpoint(&ck, path, &err) : ck_checkpoint_open(&ck, path, &err);
+    const ck_status st = c->builtin ? ck_builtin_checkpoint(&ck, &err)
+                         : random   ? ck_random_checkpoint(&ck, path, &err)
+                                    : ck_checkpoint_open(&ck, path, &err);
     if (random && st == CK_OK) c->size_mib = ck.map_size / MiB;
     if (st != CK_OK) {
         snprintf(c->summary, sizeof c->summary, "does not load: %s", err.msg);
@@ -274,7 +291,7 @@ static void check_checkpoint(ckpt_status *c, const char *given) {
 
 /* ---- the recommendation ---- */
 
-static void advise(advice *a, const host_info *h, double ckpt_mib, const bench_file *b) {
+static void advise(advice *a, const host_info *h, double ckpt_mib, const bench_file *b, int builtin) {
     memset(a, 0, sizeof *a);
     a->p          = ck_params_default();
     a->cuda_index = -1;
@@ -289,14 +306,16 @@ static void advise(advice *a, const host_info *h, double ckpt_mib, const bench_f
     }
     const int cuda = a->cuda_index >= 0;
     mode      m[4];
-    const int nm = list_modes(m, cuda, 1, ckpt_mib, b, a->budget_mib);
-    /* full frame when it fits (one forward over the whole frame; a stored sweep may show a tiled mode
-     * faster, then that one), else the first tiling that fits */
+    const int nm = list_modes(m, cuda, 1, ckpt_mib, b, a->budget_mib, builtin);
+    /* full frame when it fits (one forward over the whole frame; for CorridorKey's weights a stored sweep
+     * may show a tiled mode faster, then that one), else the first tiling that fits; the built-in keyer
+     * goes by its measured quality order only */
     const mode *pick = NULL;
     for (int i = 0; i < nm; i++) {
         if (m[i].peak_mib > a->budget_mib) continue;
         if (!pick) pick = &m[i];
-        else if (m[i].median_ms > 0 && pick->median_ms > 0 && m[i].median_ms < pick->median_ms) pick = &m[i];
+        else if (!builtin && m[i].median_ms > 0 && pick->median_ms > 0 && m[i].median_ms < pick->median_ms)
+            pick = &m[i];
     }
     ck_params *p = &a->p;
     p->device    = cuda ? CK_DEVICE_CUDA : CK_DEVICE_CPU;
@@ -559,9 +578,10 @@ int ck_cli_doctor(int argc, char **argv) {
         return 1;
     }
     advice a;
-    advise(&a, &h, ckpt_mib_for(&c), &b);
+    advise(&a, &h, ckpt_mib_for(&c), &b, c.builtin);
     mode      m[4];
-    const int nm = list_modes(m, a.cuda_index >= 0, a.p.precision != CK_PREC_FP32, ckpt_mib_for(&c), &b, a.budget_mib);
+    const int nm = list_modes(m, a.cuda_index >= 0, a.p.precision != CK_PREC_FP32, ckpt_mib_for(&c), &b, a.budget_mib,
+                              c.builtin);
     if (json) print_json(&h, &c, &b, &a, m, nm);
     else print_human(&h, &c, &b, &a, m, nm);
     free(b.rows);
@@ -580,7 +600,7 @@ int ck_cli_apply_preset(const char *name, ck_params *p) {
     bench_file b;
     load_bench(&b, path, &h);
     advice a;
-    advise(&a, &h, 380.0, &b);
+    advise(&a, &h, 380.0, &b, 0); /* the checkpoint is not known yet: CorridorKey's order */
     free(b.rows);
     /* only what the preset decides: a later --tile without --overlap still gets its default overlap */
     const ck_params *q = &a.p;
