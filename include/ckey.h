@@ -28,9 +28,12 @@
 extern "C" {
 #endif
 
+/* The one place the version is written (CMakeLists.txt reads it from here). */
 #define CK_VERSION_MAJOR 0
 #define CK_VERSION_MINOR 1
 #define CK_VERSION_PATCH 0
+/* "MAJOR.MINOR.PATCH" of the library actually linked (the macros above are the header's). */
+const char *ck_version(void);
 
 typedef enum ck_status {
     CK_OK               = 0,

@@ -10,6 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#define CK_STR2(x) #x
+#define CK_STR(x)  CK_STR2(x)
+const char *ck_version(void) { return CK_STR(CK_VERSION_MAJOR) "." CK_STR(CK_VERSION_MINOR) "." CK_STR(CK_VERSION_PATCH); }
+
 ck_params ck_params_default(void) {
     ck_params p;
     memset(&p, 0, sizeof p);

@@ -434,7 +434,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("ckey %d.%d.%d\n", CK_VERSION_MAJOR, CK_VERSION_MINOR, CK_VERSION_PATCH);
+        printf("ckey %s\n", ck_version());
         return 0;
     }
     if (!strcmp(cmd, "key")) return cmd_key(argc - 2, argv + 2);
