@@ -30,6 +30,17 @@ sample)
     echo "== passes written under out/sample/{Matte,FG,Processed,Comp}, video out/sample/Plate_prores4444.mov"
     ;;
 test)
+    # the render-farm tests: a two-node Slurm cluster on 127.0.0.1 (slurm-wlm, munge), ffprobe (ffmpeg) to
+    # count the videos' frames, openjd-cli from PyPI (into a venv under build/ when the system pip refuses)
+    farm_pkgs="slurm-wlm munge ffmpeg python3-venv"
+    echo "== installing for the farm tests: $farm_pkgs"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y $farm_pkgs
+    if ! command -v openjd > /dev/null; then
+        python3 -m pip install --quiet openjd-cli 2> /dev/null ||
+            { python3 -m venv build/farm-venv && build/farm-venv/bin/pip install --quiet openjd-cli; } ||
+            echo "== openjd-cli could not be installed: test_farm_openjd will skip"
+    fi
+    export PATH="$PATH:$PWD/build/farm-venv/bin"
     (cd build && ctest --output-on-failure -j2)
     echo "== file parsers and the frame pipeline (threads) under AddressSanitizer + UBSan (build-asan/)"
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCK_SANITIZE=ON -DCK_WITH_CUDA=OFF

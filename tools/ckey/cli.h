@@ -23,6 +23,17 @@ int         ck_cli_parse_device(const char *v, ck_device *out);
 int         ck_cli_parse_precision(const char *v, ck_precision *out);
 const char *ck_cli_device_name(const ck_ctx *ctx);
 double      ck_cli_median(double *v, int n);
+/* farm.c: `ckey farm` (slurm, assemble). ck_cli_shard: --shard I/N (0-based) or auto (the index and count
+ * of a Slurm array task or a Kubernetes Indexed Job, count_opt / CKEY_SHARD_COUNT where the scheduler gives
+ * none); 0 with the error in msg, 1 with msg saying where an automatic shard came from (else ""). */
+int         cmd_farm(int argc, char **argv);
+int         ck_cli_shard(const char *spec, const char *count_opt, int *index, int *count, char *msg, size_t n);
+/* --frame-numbers A-B: the positions [*first, *last] of the frames whose number (the last run of digits in
+ * the stem, plate.1001 -> 1001; a video's 0-based index) lies in A..B; 0 with a message when the range
+ * reaches outside the shot's numbers, a stem has none, or the frames are not consecutive. */
+int         ck_cli_frame_numbers(const char *range, char *const *stems, int n, int is_video, int *first, int *last,
+                                 char *msg, size_t msg_n);
+int         ck_frame_number(const char *stem, long *number); /* 0 when the stem has no digits */
 double      ck_cli_p95(double *v, int n);
 
 /* Writes s as a JSON string literal (quotes and backslashes escaped, control characters as \u escapes

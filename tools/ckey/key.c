@@ -409,15 +409,34 @@ int run_key(key_opts o) {
             return EXIT_USAGE;
         }
     }
+    char  shard_msg[600];
+    char *one_stem = stem1; /* a single file's frame number is in its name */
+    if (o.frame_numbers && !ck_cli_frame_numbers(o.frame_numbers, seq ? imgs.stems : &one_stem, total, vid, &first,
+                                                 &last, shard_msg, sizeof shard_msg)) {
+        fprintf(stderr, "ckey: %s: %s\n", o.image, shard_msg);
+        ck_seq_free(&imgs), ck_seq_free(&hints);
+        return EXIT_USAGE;
+    }
     int start = first, count = last - first + 1;
     if (o.shard) {
         int si, sn;
-        if (!ck_parse_shard(o.shard, &si, &sn)) {
-            fprintf(stderr, "ckey: --shard expects I/N with 0 <= I < N, got '%s'\n", o.shard);
+        if (!ck_cli_shard(o.shard, o.shard_count, &si, &sn, shard_msg, sizeof shard_msg)) {
+            fprintf(stderr, "ckey: %s\n", shard_msg);
             ck_seq_free(&imgs), ck_seq_free(&hints);
             return EXIT_USAGE;
         }
         count = ck_shard_range(first, last, si, sn, &start);
+        if (count == 0) { /* more shards than frames: this one has none, and that is no failure */
+            if (!o.quiet) fprintf(stderr, "ckey: shard %d/%d has no frames (%d shards for %d): nothing to key\n", si, sn,
+                                  sn, last - first + 1);
+#ifdef CK_HAVE_FFMPEG
+            ck_video_close(vin), ck_video_close(vhint);
+#endif
+            ck_seq_free(&imgs), ck_seq_free(&hints);
+            return 0;
+        }
+        if (shard_msg[0] && !o.quiet)
+            fprintf(stderr, "ckey: %s: frames %d-%d of %d\n", shard_msg, start, start + count - 1, total);
     }
 
 #ifdef CK_HAVE_FFMPEG
@@ -433,7 +452,9 @@ int run_key(key_opts o) {
         ck_seq_free(&imgs), ck_seq_free(&hints);
         return EXIT_RUNTIME;
     }
-    sweep_outputs(&o);
+    /* a part of a shot may share its folders with other hosts' tasks, whose process ids mean nothing here:
+     * their partial files are theirs (ckey farm assemble sweeps once every task is over) */
+    if (!o.shard && !o.frames && !o.frame_numbers) sweep_outputs(&o);
     double  t0  = now_s();
     ck_ctx *ctx = NULL;
     if (ck_ctx_init(&ctx, ckpt, &o.p) != CK_OK) {

@@ -25,6 +25,8 @@ static void usage_main(FILE *f) {
             "            Processed, Comp passes (and ProRes 4444 / FFV1 / H.264 videos)\n"
             "  clip      key a CorridorKey clip folder (Input/, AlphaHint/ -> Output/), or a folder of clips\n"
             "  encode    a shot's videos (ProRes 4444, FFV1, H.264) from the passes in its output folder\n"
+            "  farm      render farms: `farm slurm` submits a shot as a Slurm array job, `farm assemble`\n"
+            "            checks and finishes a farmed shot (manifest, videos)\n"
             "  bench     time the network alone at one size (JSON), or sweep the toggles (--sweep)\n"
             "  doctor    devices, checkpoint, and the configuration this machine should use\n"
             "  plates    write synthetic green-screen plates with exact ground truth (alpha, fg, hint)\n"
@@ -66,7 +68,13 @@ static void usage_key(FILE *f) {
             "                        position with the hint folder (same count, else an error); a single\n"
             "                        --hint FILE is used for every frame\n"
             "  --frames A-B          only positions A..B (0-based, inclusive) of the sorted folder\n"
-            "  --shard I/N           contiguous share I (0-based) of N, for render-farm nodes\n"
+            "  --frame-numbers A-B   only the frames numbered A..B (inclusive): the last run of digits in the\n"
+            "                        file name (plate.1001.exr is 1001), a video's 0-based index; for\n"
+            "                        Deadline / OpenJD chunks (a range outside the shot's numbers is an error)\n"
+            "  --shard I/N           contiguous share I (0-based: 0/N .. N-1/N) of N, for render-farm nodes\n"
+            "  --shard auto          the share from the scheduler: a Slurm array task (SLURM_ARRAY_TASK_ID,\n"
+            "                        any start and step: --array=1-10 or 0-98:2), a Kubernetes Indexed Job\n"
+            "                        (JOB_COMPLETION_INDEX, with --shard-count N or $CKEY_SHARD_COUNT)\n"
             "  --skip-existing       skip frames whose passes are all present (resume an interrupted run)\n"
             "video:\n"
             "  --image FILE.mov|mp4|mkv|...  a video plate (any codec FFmpeg decodes, 8-16 bit); passes are\n"
@@ -207,6 +215,8 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         else if (!strcmp(a, "--out")) o->out = TAKE();
         else if (!strcmp(a, "--frames")) o->frames = TAKE();
         else if (!strcmp(a, "--shard")) o->shard = TAKE();
+        else if (!strcmp(a, "--shard-count")) o->shard_count = TAKE();
+        else if (!strcmp(a, "--frame-numbers")) o->frame_numbers = TAKE();
         else if (!strcmp(a, "--skip-existing")) o->skip_existing = 1;
         else if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--video-out")) o->video_out = TAKE();
@@ -290,6 +300,14 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
         fprintf(stderr, "ckey: --overlap %d must be smaller than --tile %d\n", o->p.tile_overlap, o->p.tile);
         return 0;
     }
+    if (o->frames && o->frame_numbers) {
+        fprintf(stderr, "ckey: give --frames (positions) or --frame-numbers (numbers in the names), not both\n");
+        return 0;
+    }
+    if (o->shard_count && (!o->shard || strcmp(o->shard, "auto"))) {
+        fprintf(stderr, "ckey: --shard-count goes with --shard auto\n");
+        return 0;
+    }
     if (!clip_mode && (!o->image || !o->out)) {
         fprintf(stderr, "ckey: key needs --image and --out (see 'ckey key --help')\n");
         return 0;
@@ -299,6 +317,7 @@ static int parse_key(int argc, char **argv, key_opts *o, int clip_mode) {
 
 int run_key(key_opts o);
 
+int ck_cli_parse_key(int argc, char **argv, key_opts *o) { return parse_key(argc, argv, o, 0); }
 
 static int cmd_key(int argc, char **argv) {
     key_opts o;
@@ -332,6 +351,8 @@ static int is_clip(const char *dir, char *input, char *hint, char *out, size_t n
     snprintf(out, n, "%s/Output", dir);
     return 1;
 }
+
+int ck_cli_is_clip(const char *dir, char *input, char *hint, char *out, size_t n) { return is_clip(dir, input, hint, out, n); }
 
 static int cmd_clip(int argc, char **argv) {
     if (argc < 1 || argv[0][0] == '-') {
@@ -444,6 +465,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "quality")) return ck_cli_quality(argc - 2, argv + 2);
     if (!strcmp(cmd, "clip")) return cmd_clip(argc - 2, argv + 2);
     if (!strcmp(cmd, "encode")) return cmd_encode(argc - 2, argv + 2);
+    if (!strcmp(cmd, "farm")) return cmd_farm(argc - 2, argv + 2);
     fprintf(stderr, "ckey: unknown command '%s'\n", cmd);
     usage_main(stderr);
     return EXIT_USAGE;
