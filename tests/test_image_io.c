@@ -516,8 +516,7 @@ static void test_corrupt_inputs(void) {
 
     fixture(src, sizeof src, "tiled_rgba_piz.exr");
     truncation_sweep(src, "exr_tiled", CK_STATUS_EFORMAT);
-    /* JPEG: cutting only the final EOI marker leaves every pixel intact and is accepted (as cv2 does);
-     * every cut into the entropy-coded data must fail */
+    /* JPEG: every cut must fail, also one that removes only the final EOI marker (test_jpeg_strict.c) */
     fixture(src, sizeof src, "rgb420.jpg");
     truncation_sweep(src, "jpeg", CK_STATUS_EFORMAT);
     mutation_sweep(src, "jpeg", 300);
