@@ -1,9 +1,19 @@
-/* Checkpoint front end: maps the file read-only, sniffs the format and hands the bytes to the .pth or
+/* Checkpoint front end: reads the file into memory, sniffs the format and hands the bytes to the .pth or
  * .safetensors reader; holds the shared tensor-index helpers and the lookups.
  *
- * Rules kept here: the mapping is never written and tensor data is never copied; a failed open leaves
- * the struct zeroed; names are unique after "_orig_mod." stripping (torch.compile's wrapper prefix,
- * model_spec.md §6.1), so a lookup can never be ambiguous.
+ * Why the file is read, not mapped: a mapped file that is truncated or rewritten while it is in use
+ * (a checkpoint replaced in place during a run, a network disk) kills the process with SIGBUS at the
+ * first access to a lost page, with no message, and the CPU backend keeps reading float32 weights in
+ * place for the whole run, where no access can be guarded. So ck_checkpoint_open copies the file with
+ * pread into an anonymous read-only block it owns (bounded by the file size, which the mapping would
+ * also have held in memory once every tensor was read) and compares the file's size and times before
+ * and after: a file that changed or shrank while being read is refused with a message, and once open
+ * returns nothing the file does afterwards can reach the tensors. Cost: ~0.1 s more per 400 MB from
+ * the page cache (docs/benchmarks/2026-12-01-cpu.md).
+ *
+ * Rules kept here: the bytes are never written after the read and tensor data is never copied again;
+ * a failed open leaves the struct zeroed; names are unique after "_orig_mod." stripping (torch.compile's
+ * wrapper prefix, model_spec.md §6.1), so a lookup can never be ambiguous.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "io/checkpoint.h"
@@ -34,11 +44,12 @@ int ck__ckpt_nbytes(ck_dtype dt, int ndim, const int64_t *shape, size_t *nbytes)
 
 ck_status ck__ckpt_add(ck_checkpoint *ck, int *cap, const char *name, size_t name_len, ck_dtype dt, int ndim,
                        const int64_t *shape, size_t offset, size_t nbytes, const char *label, ck_err *err) {
-    int shown = name_len > 120 ? 120 : (int)name_len;
     if (name_len >= sizeof ORIG_MOD - 1 && memcmp(name, ORIG_MOD, sizeof ORIG_MOD - 1) == 0) {
         name += sizeof ORIG_MOD - 1;
         name_len -= sizeof ORIG_MOD - 1;
     }
+    /* after stripping: the name need not be NUL-terminated (.pth names point into the pickle) */
+    const int shown = name_len > 120 ? 120 : (int)name_len;
     /* a second prefix would alias: ck_checkpoint_find strips one from the name it is asked for */
     if (name_len >= sizeof ORIG_MOD - 1 && memcmp(name, ORIG_MOD, sizeof ORIG_MOD - 1) == 0)
         return ck__fail(err, CK_STATUS_EFORMAT, "%s: tensor name '" ORIG_MOD "%.*s' carries the '" ORIG_MOD
@@ -133,6 +144,62 @@ static void release(ck_checkpoint *ck) {
     memset(ck, 0, sizeof *ck);
 }
 
+void (*ck__checkpoint_read_hook)(const char *path, size_t done, size_t total);
+
+#define READ_BLOCK ((size_t)8 << 20) /* bytes per pread: large enough that system calls cost nothing */
+
+/* The same file, unchanged: a truncation, an in-place rewrite or an append between the two fstat calls
+ * changes the size or the modification / status-change times. */
+static int unchanged(const struct stat *a, const struct stat *b) {
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static ck_status changed_while_read(const char *path, const char *how, ck_err *err) {
+    return ck__fail(err, CK_STATUS_EIO, "%s changed or was truncated while being read (%s)", path, how);
+}
+
+/* Reads the whole file (size bytes, as fstat'ed in *before) into a fresh anonymous block, made read-only. */
+static ck_status read_whole(int fd, const char *path, const struct stat *before, uint8_t **out, ck_err *err) {
+    const size_t size  = (size_t)before->st_size;
+    const long   pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (uint64_t)size / (uint64_t)page > (uint64_t)pages)
+        return ck__fail(err, CK_STATUS_EOOM, "%s: a %.1f GB file does not fit this machine's %.1f GB of memory", path,
+                        (double)size / 1e9, (double)pages * (double)page / 1e9);
+    uint8_t *buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        return ck__fail(err, CK_STATUS_EOOM, "%s: cannot allocate %.1f MB to read it: %s", path, (double)size / 1e6,
+                        strerror(errno));
+#ifdef MADV_HUGEPAGE
+    madvise(buf, size, MADV_HUGEPAGE); /* fewer page faults while the block fills; a hint only */
+#endif
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    ck_status st   = CK_OK;
+    size_t    done = 0;
+    while (done < size && st == CK_OK) {
+        const size_t want = size - done < READ_BLOCK ? size - done : READ_BLOCK;
+        const ssize_t k   = pread(fd, buf + done, want, (off_t)done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) st = ck__fail(err, CK_STATUS_EIO, "%s: read error at byte %zu: %s", path, done, strerror(errno));
+        else if (k == 0) st = changed_while_read(path, "it ended early", err);
+        else done += (size_t)k;
+        if (st == CK_OK && ck__checkpoint_read_hook) ck__checkpoint_read_hook(path, done, size);
+    }
+    struct stat after;
+    if (st == CK_OK && fstat(fd, &after) != 0)
+        st = ck__fail(err, CK_STATUS_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    if (st == CK_OK && !unchanged(before, &after))
+        st = changed_while_read(path, after.st_size != before->st_size ? "its size changed" : "it was modified", err);
+    if (st != CK_OK) {
+        munmap(buf, size);
+        return st;
+    }
+    mprotect(buf, size, PROT_READ); /* like the file: nothing writes the tensors */
+    *out = buf;
+    return CK_OK;
+}
+
 ck_status ck_checkpoint_open(ck_checkpoint *ck, const char *path, ck_err *err) {
     memset(ck, 0, sizeof *ck);
     if (!path) return ck__fail(err, CK_STATUS_EINVAL, "checkpoint path is NULL");
@@ -154,17 +221,17 @@ ck_status ck_checkpoint_open(ck_checkpoint *ck, const char *path, ck_err *err) {
     }
     if ((uint64_t)sb.st_size > (uint64_t)SIZE_MAX) {
         close(fd);
-        return ck__fail(err, CK_STATUS_EIO, "%s: file too large to map", path);
+        return ck__fail(err, CK_STATUS_EIO, "%s: file too large to read", path);
     }
-    void *map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int   e   = errno;
-    close(fd); /* the mapping keeps the file referenced */
-    if (map == MAP_FAILED) return ck__fail(err, CK_STATUS_EIO, "%s: cannot map: %s", path, strerror(e));
-    ck->map      = map;
+    uint8_t  *bytes = NULL;
+    ck_status st    = read_whole(fd, path, &sb, &bytes, err);
+    close(fd);
+    if (st != CK_OK) return st;
+    ck->map      = bytes;
     ck->map_size = (size_t)sb.st_size;
     ck->owns_map = 1;
     snprintf(ck->path, sizeof ck->path, "%s", path);
-    ck_status st = parse(ck, path, err);
+    st = parse(ck, path, err);
     if (st != CK_OK) release(ck);
     return st;
 }

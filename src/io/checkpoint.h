@@ -1,9 +1,10 @@
 /* Checkpoint readers: PyTorch `torch.save` zip archives (.pth) and .safetensors.
  *
  * Both produce the same index: every tensor's name (with a leading "_orig_mod." removed), dtype,
- * shape and a pointer to its little-endian, contiguous element data inside a read-only mapping of
- * the file. Nothing is copied. Every offset and length is checked against the file size with
- * overflow-safe arithmetic, so a truncated or hostile file yields CK_STATUS_EFORMAT with a message
+ * shape and a pointer to its little-endian, contiguous element data inside a read-only in-memory copy
+ * of the file, read once at open (not mapped: a mapped file truncated during a run kills the process
+ * with SIGBUS). Tensors are not copied again. Every offset and length is checked against the file size
+ * with overflow-safe arithmetic, so a truncated or hostile file yields CK_STATUS_EFORMAT with a message
  * naming the file and the problem, never an out-of-bounds read.
  *
  *     ck_checkpoint ck;
@@ -25,7 +26,7 @@ typedef struct ck_ckpt_tensor {
     ck_dtype    dtype;
     int         ndim;                   /* 0 for scalars (num_batches_tracked) */
     int64_t     shape[8];
-    const void *data;                   /* into the mapping; contiguous, little-endian */
+    const void *data;                   /* into map; contiguous, little-endian */
     size_t      nbytes;
     int         ohwi;                   /* 4-D conv weight stored (O, KH, KW, I) (MLX port layout);
                                            shape[] still reads (O, I, KH, KW). Set by the model loader. */
@@ -44,23 +45,27 @@ typedef struct ck_checkpoint {
     int             n_tensors;
     ck_ckpt_meta   *meta;     /* safetensors "__metadata__" string pairs; empty for .pth */
     int             n_meta;
-    const uint8_t  *map;      /* read-only mapping of the whole file */
+    const uint8_t  *map;      /* (map_size) the whole file: a read-only anonymous mapping filled by
+                                 ck_checkpoint_open, or the caller's buffer (ck_checkpoint_open_memory) */
     size_t          map_size;
     char            path[512];
-    int             owns_map; /* 1: mmap'd by ck_checkpoint_open, unmapped by close */
+    int             owns_map; /* 1: mmap'd here (or by a generator of checkpoints), unmapped by close */
 } ck_checkpoint;
 
 /* Detects the format from the file's magic bytes (zip local header → .pth, else safetensors).
  * On failure *ck is left zeroed (closing it is harmless) and err names the file and the problem.
  *
  * Guarantees on success: names are unique after prefix stripping; ndim <= 8; nbytes equals
- * numel * element size; every [data, data + nbytes) lies inside the mapping; data is aligned to the
+ * numel * element size; every [data, data + nbytes) lies inside map; data is aligned to the
  * element size relative to the start of the file (files that break this are rejected, so the
- * pointers can be read as float / uint16_t / int64_t arrays when the mapping is page-aligned).
+ * pointers can be read as float / uint16_t / int64_t arrays: map is page-aligned).
  * .pth: the top level is the tensor dict itself or a dict whose "state_dict" entry is (other entries
  * are ignored); tensors must be contiguous; order is the dict's. .safetensors: order is the header's;
  * "__metadata__" pairs with a key over 63 or a value over 255 bytes are skipped with a warning.
- * The file must not be modified while open (it is mapped, not copied). */
+ * The whole file is read into memory first (refused when larger than the machine's memory): a file
+ * that shrinks, grows or is rewritten while it is being read is refused with CK_STATUS_EIO and
+ * "FILE changed or was truncated while being read"; after open returns, the file may change or vanish
+ * without effect on the tensors. */
 ck_status             ck_checkpoint_open(ck_checkpoint *ck, const char *path, ck_err *err);
 /* Same, from a caller-owned memory buffer (not copied; must outlive ck). Used by fuzz tests. */
 ck_status             ck_checkpoint_open_memory(ck_checkpoint *ck, const void *data, size_t size,
@@ -89,5 +94,8 @@ int       ck__ckpt_nbytes(ck_dtype dt, int ndim, const int64_t *shape, size_t *n
  * after checking the range, the element alignment and the name. *cap tracks ck->tensors' capacity. */
 ck_status ck__ckpt_add(ck_checkpoint *ck, int *cap, const char *name, size_t name_len, ck_dtype dt, int ndim,
                        const int64_t *shape, size_t offset, size_t nbytes, const char *label, ck_err *err);
+/* Tests only: when set, ck_checkpoint_open calls it after every block it reads (bytes read so far, file
+ * size), so a test can change the file in the middle of the read. NULL otherwise. */
+extern void (*ck__checkpoint_read_hook)(const char *path, size_t done, size_t total);
 
 #endif
