@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-sample}
 
-pkgs="build-essential cmake pkg-config libopenblas-dev libpng-dev libjpeg-dev libopenexr-dev libdeflate-dev libtiff-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libopencolorio-dev"
+pkgs="build-essential cmake pkg-config libopenblas-dev libpng-dev libjpeg-dev libopenexr-dev libdeflate-dev libtiff-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libopencolorio-dev clang libclang-rt-dev libomp-dev"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 echo "== installing: $pkgs"
@@ -44,8 +44,14 @@ test)
     (cd build && ctest --output-on-failure -j2)
     echo "== file parsers and the frame pipeline (threads) under AddressSanitizer + UBSan (build-asan/)"
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCK_SANITIZE=ON -DCK_WITH_CUDA=OFF
-    cmake --build build-asan -j"$jobs" --target test_checkpoint test_image_io test_png_direct ckey
-    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -R 'test_checkpoint|test_image_io|test_png_direct|test_pipeline')
+    cmake --build build-asan -j"$jobs" --target test_checkpoint test_image_io test_png_direct ckey \
+        test_checkpoint_changes test_jpeg_strict crashers_replay_deps
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure \
+        -R 'test_checkpoint|test_image_io|test_png_direct|test_pipeline|test_jpeg_strict|crashers_replay')
+    echo "== fuzzing smoke run: each loader's libFuzzer harness for 10 s, seeded with tests/crashers/ (build-fuzz/, clang)"
+    CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCK_WITH_CUDA=OFF -DCK_FUZZ=ON
+    cmake --build build-fuzz -j"$jobs" --target fuzz_all
+    fuzz/smoke.sh build-fuzz 10
     ;;
 *)
     echo "usage: $0 sample|test" >&2

@@ -1,0 +1,5 @@
+/* libFuzzer harness: DPX plates (image_dpx.c: ckey's header checks, then FFmpeg's DPX decoder), through
+ * ck_image_read. */
+#include "fuzz_image_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return ck_fuzz_image_read(data, size); }
