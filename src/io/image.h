@@ -33,6 +33,7 @@
 #define CK_IMAGE_H
 
 #include "core/check.h"
+#include "io/image_buf.h" /* limits, EXR compression, the codecs' shared buffers */
 
 typedef enum ck_image_format {
     CK_IMAGE_UNKNOWN = 0,
@@ -43,11 +44,6 @@ typedef enum ck_image_format {
     CK_IMAGE_DPX     = 5  /* read only (plates), through FFmpeg's libavcodec */
 } ck_image_format;
 
-typedef enum ck_exr_compression {
-    CK_EXR_PXR24 = 0, /* CorridorKey's choice; lossless for half data */
-    CK_EXR_ZIP   = 1,
-    CK_EXR_NONE  = 2
-} ck_exr_compression;
 
 /* fsync of a written file (directory = 0) or of a folder, so that renames into place survive a crash;
  * CKEY_FSYNC=0 turns it off (scratch disks, measurements). 1 on success. ck_fsync_parent: the folder
@@ -56,13 +52,6 @@ int ck_fsync_enabled(void);
 int ck_fsync_path(const char *path, int directory);
 int ck_fsync_parent(const char *path);
 
-/* Largest accepted width or height; larger headers are treated as hostile. */
-#define CK_IMAGE_MAX_DIM 32768
-/* Largest accepted image, in pixels: 8K plates (8192×4320, 35.4 Mpx) fit; a larger header is refused before
- * anything is allocated for it (a few hundred bytes of PNG or JPEG can claim gigabytes). $CKEY_MAX_PIXELS
- * (a pixel count) raises or lowers it. */
-#define CK_IMAGE_MAX_PIXELS_DEFAULT 40000000LL
-long long ck_image_max_pixels(void);
 
 /* Detects the format from magic bytes (not the extension). CK_IMAGE_UNKNOWN also for unreadable paths. */
 ck_image_format ck_image_sniff(const char *path);
@@ -120,53 +109,5 @@ ck_status ck_image_write_exr_chunks(const char *path, int width, int height, int
  * report errors through err; ctx is passed through. */
 typedef ck_status (*ck_write_fn)(const char *tmp_path, const void *ctx, ck_err *err);
 ck_status ck_write_atomic(const char *path, ck_write_fn fn, const void *ctx, ck_err *err);
-
-/* ---- internal: per-format back ends (image_png.c, image_jpeg.c, image_exr.c), called by image.c
- * after it has checked that the path is a readable regular file / that the image is well formed. ---- */
-
-/* What a writer back end receives through ck_write_atomic's ctx. */
-typedef struct ck__image_job {
-    const char        *path; /* the destination, for messages (the back end writes tmp_path) */
-    int                width, height, channels;
-    const float       *f32;  /* exactly one of the three sample buffers is set */
-    const uint16_t    *f16;  /* IEEE half (EXR) */
-    const uint8_t     *u8;   /* 8-bit (PNG) */
-    int                bits; /* PNG: 8 or 16 */
-    ck_exr_compression comp; /* EXR */
-    int                lines;       /* EXR with pre-encoded chunks (PXR24): scanlines per chunk, else 0 */
-    const int32_t     *chunk_bytes;
-    const uint8_t     *chunk_data;
-} ck__image_job;
-
-/* Where a reader puts the pixels: buf when width*height*channels floats fit in `floats`, else malloc. */
-typedef struct ck__image_dst {
-    float *buf;
-    size_t floats;
-} ck__image_dst;
-
-ck_status ck__png_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
-/* libdeflate fast path for the common PNG layouts (image_png_direct.c): 1 when decoded; 0 when the file
- * is anything else or wrong in any way, img untouched, for libpng to decode or report. */
-int       ck__png_read_direct(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth);
-ck_status ck__png_write(const char *tmp_path, const void *job, ck_err *err);
-ck_status ck__png_write_direct(const char *tmp_path, const ck__image_job *job, ck_err *err);
-/* PNG samples (8-bit, or 16-bit big-endian) to floats: v / 255 or v / 65535 in float32 (image_png.c). */
-void      ck__png_samples_to_float(float *dst, const unsigned char *src, size_t n, int depth);
-ck_status ck__jpeg_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
-ck_status ck__exr_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
-ck_status ck__tiff_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
-int       ck__tiff_is_float(const char *path);
-ck_status ck__dpx_read(const char *path, ck_image *img, const ck__image_dst *dst, int *bit_depth, ck_err *err);
-/* The header's SMPTE timecode (packed BCD, 0xFFFFFFFF: none) and frame rate (0: none) of an EXR (first part)
- * or DPX file; 0 when the file cannot be read, with nothing logged. */
-int       ck__dpx_shot_info(const char *path, uint32_t *timecode, double *fps);
-int       ck__exr_shot_info(const char *path, uint32_t *timecode, double *fps);
-ck_status ck__exr_write(const char *tmp_path, const void *job, ck_err *err);
-
-/* Sets img->data for width*height*channels floats (overflow-checked size math): dst's buffer when it
- * fits (dst may be NULL), else malloc. ck__image_drop frees what ck__image_alloc allocated and zeroes img. */
-ck_status ck__image_alloc(ck_image *img, int width, int height, int channels, const ck__image_dst *dst,
-                          const char *path, ck_err *err);
-void      ck__image_drop(ck_image *img, const ck__image_dst *dst);
 
 #endif

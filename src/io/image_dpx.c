@@ -12,7 +12,7 @@
  *   1664 film header (when the data starts after 1728): 1724 frame rate (f32);
  *   1920 television header (when the data starts after 1944): 1920 SMPTE timecode (BCD, 0xFFFFFFFF: none),
  *        1940 temporal sampling rate (f32). */
-#include "io/image.h"
+#include "io/image_buf.h"
 
 #include <libavcodec/avcodec.h>
 #include <libavutil/pixdesc.h>

@@ -11,7 +11,7 @@
  * on the library's simplest unpack path, whatever the channel mix of the file.
  * EXR stores channels sorted by name (A, B, G, R, Y): channels are always matched by name, never by index.
  */
-#include "io/image.h"
+#include "io/image_buf.h"
 #include "core/tensor.h"
 
 #include <omp.h>

@@ -22,7 +22,7 @@
  * What cannot be checked: an arithmetic-coded scan cut short and closed with a marker (any prefix of an
  * arithmetic code decodes, and the encoder itself drops trailing zero bytes).
  */
-#include "io/image.h"
+#include "io/image_buf.h"
 
 #include <setjmp.h>
 #include <stddef.h>

@@ -10,7 +10,7 @@
  * object that must be freed lives in a struct owned by the caller of that function, so nothing is an
  * automatic variable modified between setjmp and longjmp (C11 7.13.2.1).
  */
-#include "io/image.h"
+#include "io/image_buf.h"
 #include "core/tensor.h"
 
 #include <errno.h>
@@ -48,15 +48,6 @@ static void on_png_warning(png_structp png, png_const_charp msg) {
 
 /* ---- read ---- */
 
-void ck__png_samples_to_float(float *dst, const unsigned char *src, size_t n, int depth) {
-    if (depth == 8) {
-        /* float32 division, as numpy's uint8.astype(float32) / 255.0 */
-        for (size_t i = 0; i < n; i++) dst[i] = (float)src[i] / 255.0f;
-    } else {
-        /* PNG stores 16-bit samples big-endian */
-        for (size_t i = 0; i < n; i++) dst[i] = (float)(((unsigned)src[2 * i] << 8) | src[2 * i + 1]) / 65535.0f;
-    }
-}
 
 static ck_status png_decode(png_io *io, ck_image *img, int *bit_depth) {
     if (setjmp(png_jmpbuf(io->png)))

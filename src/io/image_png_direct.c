@@ -17,7 +17,7 @@
  * Buffers (the file and the inflated rows, ~90 MB for a 16-bit 4K plate) are kept per thread and
  * reused, so frame after frame no memory is mapped and faulted in again; they are freed when the
  * thread exits. */
-#include "io/image.h"
+#include "io/image_buf.h"
 #include "core/tensor.h"
 
 #include <errno.h>

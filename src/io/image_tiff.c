@@ -4,7 +4,7 @@
  * libtiff decodes. libtiff's messages go to ckey's log, never to stderr; its size and allocation limits are
  * ckey's (CK_IMAGE_MAX_DIM, the pixel limit), checked before anything is allocated. */
 #include "core/tensor.h"
-#include "io/image.h"
+#include "io/image_buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
