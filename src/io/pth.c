@@ -9,7 +9,7 @@
  * match its CRC-32, since it decides every shape and offset; each tensor must be contiguous and its
  * byte range must lie inside its storage record, which lies inside the file.
  */
-#include "io/checkpoint.h"
+#include "io/ckpt_index.h"
 #include "io/pickle.h"
 #include "io/zip.h"
 

@@ -11,7 +11,7 @@
  * tensor is naturally aligned without gaps, and replaces the target only after a complete write.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "io/checkpoint.h"
+#include "io/ckpt_index.h"
 
 #include <errno.h>
 #include <fcntl.h>
