@@ -74,6 +74,11 @@ struct ck_ctx {
 
 /* Runs the network on host_x into host_out: upload, compute (graph replay when enabled), download.
  * The _n forms run a batch of n images (1 ≤ n ≤ max_batch; host buffers from ck__ctx_host_batch). */
+/* forward.c: the ck_exec of this context's settings (planning: measure only), whether forwards replay a
+ * CUDA Graph, and host_x images [first, first + n) into the input tensor's slots. */
+ck_exec   ck__ctx_exec(ck_ctx *ctx, int planning);
+int       ck__ctx_use_graph(const ck_ctx *ctx);
+void      ck__ctx_upload_slots(ck_ctx *ctx, int first, int n);
 ck_status ck__ctx_forward(ck_ctx *ctx);
 ck_status ck__ctx_forward_n(ck_ctx *ctx, int n);
 ck_status ck__ctx_upload_n(ck_ctx *ctx, int n);

@@ -5,7 +5,7 @@
  * float32, float16, bfloat16 (converted to float32 here). Preparation: pos_embed resized with PyTorch's
  * bicubic to the model grid, decoder heads folded (BN, linear_fuse and the per-scale linears; exact up
  * to rounding, model_spec §4), classifiers made block-diagonal, 1×1 convs viewed as linears.
- * On the CPU, tensors that need no transformation point straight into the mapped file. */
+ * On the CPU, tensors that need no transformation point straight into the checkpoint's in-memory copy of the file. */
 #include "model/model.h"
 #include "pipeline/frame_ops.h"
 
@@ -456,7 +456,7 @@ ck_status ck_weights_load(ck_weights *w, const ck_config *c, const ck_checkpoint
             s->dst->dtype = be->weight_dtype;
         }
     }
-    /* One device block for everything that is not borrowed from the mapped file. */
+    /* One device block for everything that is not borrowed from the checkpoint's copy of the file. */
     const int borrow = be->device == CK_DEVICE_CPU && be->weight_dtype == CK_DTYPE_F32;
     size_t    total  = 0;
     for (int i = 0; i < sg->n; i++) {
