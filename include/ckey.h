@@ -178,6 +178,22 @@ void        ck_ctx_free(ck_ctx *ctx);
 const char *ck_ctx_last_error(const ck_ctx *ctx);
 const ck_params *ck_ctx_params(const ck_ctx *ctx);
 
+/* The look of a key: the parameters that may change from frame to frame without reloading (the
+ * corresponding ck_params fields, which ck_ctx_init takes as their first values). */
+typedef struct ck_frame_params {
+    float refiner_scale;  /* logit-space scale of the refiner delta (ck_params.refiner_scale) */
+    float despill;        /* 0..1 */
+    int   despeckle;      /* 0 / 1 */
+    int   despeckle_size; /* minimum island area in pixels, ≥ 1 */
+    int   comp;           /* 0 / 1: produce the checkerboard comp */
+} ck_frame_params;
+ck_frame_params ck_ctx_frame_params(const ck_ctx *ctx);
+/* Sets them for every frame keyed from now on through this context (ck_key_image, ck_key_passes, the
+ * batch calls, ck_key_image_begin; ck_result_finish takes a ck_params: pass ck_ctx_params(ctx)). A new
+ * refiner scale re-records the CUDA graphs at their next use (one eager forward and a capture, the cost
+ * of a first frame). CK_STATUS_EINVAL (nothing changed) for a value out of range. */
+ck_status ck_ctx_set_frame_params(ck_ctx *ctx, const ck_frame_params *fp);
+
 /* Full frame: resize to S, run the network, resize back, post-process. `hint` is 1 channel. */
 ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *out);
 void      ck_result_free(ck_result *res);

@@ -6,6 +6,7 @@
 #include "pipeline/colorspace.h"
 #include "pipeline/frame_ops.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -120,6 +121,27 @@ static ck_status plan(ck_ctx *ctx) {
                         ctx->act_bytes / 1048576.0, ctx->be->name, S,
                         ctx->max_batch > 1 ? " (lower the batch size)" : "");
     ck_arena_init(&ctx->arena, ctx->act_block, ctx->act_bytes);
+    return CK_OK;
+}
+
+ck_frame_params ck_ctx_frame_params(const ck_ctx *ctx) {
+    const ck_params *p = &ctx->params;
+    return (ck_frame_params){p->refiner_scale, p->despill, p->despeckle, p->despeckle_size, p->comp};
+}
+
+ck_status ck_ctx_set_frame_params(ck_ctx *ctx, const ck_frame_params *fp) {
+    if (!ctx || !fp) return CK_STATUS_EINVAL;
+    if (!(fp->refiner_scale == fp->refiner_scale) || !isfinite(fp->refiner_scale))
+        return ck__fail(&ctx->err, CK_STATUS_EINVAL, "refiner scale is not a finite number");
+    if (!(fp->despill >= 0.0f && fp->despill <= 1.0f))
+        return ck__fail(&ctx->err, CK_STATUS_EINVAL, "despill %g outside 0..1", (double)fp->despill);
+    if (fp->despeckle_size < 1)
+        return ck__fail(&ctx->err, CK_STATUS_EINVAL, "despeckle size %d is not positive", fp->despeckle_size);
+    ck_params *p = &ctx->params;
+    /* the scale is an argument of the recorded kernels: the graphs are recorded again at their next use */
+    if (fp->refiner_scale != p->refiner_scale) ctx->graph_ready = 0;
+    p->refiner_scale = fp->refiner_scale, p->despill = fp->despill, p->despeckle = fp->despeckle != 0;
+    p->despeckle_size = fp->despeckle_size, p->comp = fp->comp != 0;
     return CK_OK;
 }
 
