@@ -182,6 +182,38 @@ int main(void) {
                  "! grep -q 'loaded in' %s/cut.log && test $(grep -c . %s/cut.log) -eq 1",
                  dir, dir, bin, dir, fx, fx, dir, dir, dir, dir, dir);
         CHECK_MSG(system(cmd) == 0, "truncated video plate: one message, exit 1, before loading");
+        /* a cut Matroska file keeps the header's duration but loses its last frames: refused as truncated (it
+         * was keyed short with exit 0), while the whole file keys every frame */
+        {
+            snprintf(p2, sizeof p2, "%s/long.mkv", dir);
+            ck_video_writer *lw;
+            CHECK(ck_video_writer_open(&lw, p2, CK_VIDEO_FFV1, fw, fh, 24.0, &err) == CK_OK);
+            for (int f = 0; f < 24; f++) {
+                for (int i = 0; i < fw * fh; i++) {
+                    /* noise-like content, so that every frame is large and a cut loses frames */
+                    const unsigned hsh = (unsigned)(i * 2654435761u) ^ (unsigned)(f * 40503u);
+                    for (int c = 0; c < 3; c++) rgba[4 * i + c] = (float)((hsh >> (8 * c)) & 255) / 255.0f;
+                    rgba[4 * i + 3] = 1.0f;
+                }
+                CHECK(ck_video_write(lw, rgba, &err) == CK_OK);
+            }
+            CHECK(ck_video_writer_close(lw, 0, &err) == CK_OK);
+            int declared = 0, damaged = 0;
+            CHECK(ck_video_count_frames_ex(p2, &declared, &damaged) == 24 && declared == 0 && !damaged);
+            snprintf(cmd, sizeof cmd, "head -c $(( $(stat -c %%s %s) * 6 / 10 )) %s > %s/cutlong.mkv", p2, p2, dir);
+            CHECK(system(cmd) == 0);
+            snprintf(p3, sizeof p3, "%s/cutlong.mkv", dir);
+            const int got = ck_video_count_frames_ex(p3, &declared, &damaged);
+            printf("%s     cut Matroska: %d frames readable, %d declared by its duration\n",
+                   got > 0 && got < 24 && declared == 24 ? "OK" : "NOT OK", got, declared);
+            CHECK(got > 0 && got < 24 && declared == 24);
+            snprintf(cmd, sizeof cmd,
+                     "%s key --image %s/cutlong.mkv --checkpoint %s/model.safetensors --size 128 --device cpu --out "
+                     "%s/cutlongout > %s/cutlong.log 2>&1; test $? -eq 1 && grep -q 'cutlong.mkv: the video is "
+                     "truncated or damaged' %s/cutlong.log && ! grep -q 'loaded in' %s/cutlong.log",
+                     bin, dir, fx, dir, dir, dir, dir);
+            CHECK_MSG(system(cmd) == 0, "cut Matroska plate: refused as truncated, exit 1, before loading");
+        }
         free(rgba);
         ck_npy_free(&rgbn);
     }

@@ -137,8 +137,20 @@ int ck_video_count_frames_ex(const char *path, int *declared, int *damaged) {
     if (avformat_open_input(&fmt, path, NULL, NULL) < 0) return -1;
     int n = -1, s = -1;
     if (avformat_find_stream_info(fmt, NULL) >= 0 && (s = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0)) >= 0) {
-        const int64_t nb = fmt->streams[s]->nb_frames;
-        *declared        = nb > 0 && nb < 100000000 ? (int)nb : 0;
+        const AVStream *st = fmt->streams[s];
+        const int64_t   nb = st->nb_frames;
+        *declared          = nb > 0 && nb < 100000000 ? (int)nb : 0;
+        /* Matroska and others store no frame count but a duration in their header: its frames at the
+         * stream's rate (not a duration guessed from the bit rate, which a cut file also changes) */
+        double secs = 0;
+        if (st->duration != AV_NOPTS_VALUE && st->duration > 0) secs = st->duration * av_q2d(st->time_base);
+        else if (fmt->duration != AV_NOPTS_VALUE && fmt->duration > 0 &&
+                 fmt->duration_estimation_method != AVFMT_DURATION_FROM_BITRATE)
+            secs = fmt->duration / (double)AV_TIME_BASE;
+        const AVRational fr = st->avg_frame_rate.num > 0 && st->avg_frame_rate.den > 0 ? st->avg_frame_rate
+                                                                                       : st->r_frame_rate;
+        const double est = secs > 0 && fr.num > 0 && fr.den > 0 ? secs * av_q2d(fr) + 0.5 : 0;
+        if (!*declared && est >= 1 && est < 1e8) *declared = -(int)est; /* negative: from the duration */
         AVPacket *pkt    = av_packet_alloc();
         int       e      = 0;
         n                = 0;
@@ -148,6 +160,10 @@ int ck_video_count_frames_ex(const char *path, int *declared, int *damaged) {
         }
         *damaged = pkt && e != AVERROR_EOF;
         av_packet_free(&pkt);
+        if (*declared < 0) { /* a duration's frame count is an estimate: short by more than 2 % (≥ 2 frames) */
+            const int want = -*declared, slack = want / 50 > 1 ? want / 50 : 1;
+            *declared      = want > n + slack ? want : 0;
+        }
     }
     avformat_close_input(&fmt);
     return n;

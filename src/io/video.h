@@ -27,9 +27,10 @@ int ck_video_probe(const char *path);
 
 /* Frames in the file's video stream, counted by demuxing every packet (no decoding); -1 on error. */
 int       ck_video_count_frames(const char *path);
-/* The same, and what the container says: *declared its frame count (MOV/MP4 keep one; 0 when it does not
- * say: a duration is no count, frame rates of damaged files are guesses), *damaged 1 when reading stopped
- * at an error rather than at the end of the file. */
+/* The same, and what the container says: *declared its frame count (MOV/MP4 keep one), else, where the
+ * header holds a duration (Matroska), that duration's frames at the stream's rate when the packets fall
+ * short of it by more than 2 % and at least 2 frames (a cut file; a variable-rate file's estimate may be a
+ * little off), else 0; *damaged 1 when reading stopped at an error rather than at the end of the file. */
 int       ck_video_count_frames_ex(const char *path, int *declared, int *damaged);
 /* 1 when the file starts like a video container (MP4/MOV, Matroska/WebM, AVI), whether or not it opens. */
 int       ck_video_looks_like_container(const char *path);
