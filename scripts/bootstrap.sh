@@ -7,7 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-sample}
 
-pkgs="build-essential cmake pkg-config libopenblas-dev libpng-dev libjpeg-dev libopenexr-dev libdeflate-dev libtiff-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libopencolorio-dev clang libclang-rt-dev libomp-dev"
+pkgs="build-essential cmake pkg-config libopenblas-dev libpng-dev libjpeg-dev libopenexr-dev libdeflate-dev libtiff-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev"
+# test-only: OpenColorIO (the colour transforms' reference), clang (the fuzz harnesses), tmux (Ctrl-C in a
+# real terminal), Slurm + munge, ffprobe and a venv for openjd-cli (the render-farm tests); installed before
+# the build, which looks for OpenColorIO
+if [ "$mode" = test ]; then
+    pkgs="$pkgs libopencolorio-dev clang libclang-rt-dev libomp-dev tmux slurm-wlm munge ffmpeg python3-venv"
+fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 echo "== installing: $pkgs"
@@ -32,9 +38,6 @@ sample)
 test)
     # the render-farm tests: a two-node Slurm cluster on 127.0.0.1 (slurm-wlm, munge), ffprobe (ffmpeg) to
     # count the videos' frames, openjd-cli from PyPI (into a venv under build/ when the system pip refuses)
-    farm_pkgs="slurm-wlm munge ffmpeg python3-venv"
-    echo "== installing for the farm tests: $farm_pkgs"
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y $farm_pkgs
     if ! command -v openjd > /dev/null; then
         python3 -m pip install --quiet openjd-cli 2> /dev/null ||
             { python3 -m venv build/farm-venv && build/farm-venv/bin/pip install --quiet openjd-cli; } ||

@@ -53,6 +53,29 @@ for sig in INT TERM; do
     check "[ $complete -eq 1 ] && [ \$(ls '$out/Comp' | wc -l) -eq $n ]" "SIG$sig: every written frame has its four passes"
 done
 
+# Ctrl-C in a real terminal (tmux): the terminal sends SIGINT to the foreground process group, as for a user
+if command -v tmux > /dev/null 2>&1; then
+    out="$tmp/out_tty"
+    sock="$tmp/tmux.sock"
+    printf '%q ' "$CK_BIN" "${args[@]}" --out "$out" > "$tmp/tty.cmd"
+    echo "2> '$tmp/tty.err'; echo \$? > '$tmp/tty.rc'" >> "$tmp/tty.cmd"
+    tmux -S "$sock" new-session -d -s cktty -x 120 -y 20 "bash '$tmp/tty.cmd'"
+    for _ in $(seq 1 200); do
+        [ "$(ls "$out/Matte" 2> /dev/null | wc -l)" -ge 3 ] && break
+        sleep 0.05
+    done
+    tmux -S "$sock" send-keys -t cktty C-c
+    for _ in $(seq 1 600); do [ -s "$tmp/tty.rc" ] && break; sleep 0.05; done
+    tmux -S "$sock" kill-server 2> /dev/null
+    n=$(ls "$out/Matte" 2> /dev/null | wc -l)
+    check "[ \"\$(cat '$tmp/tty.rc' 2> /dev/null)\" = 130 ]" "Ctrl-C in a terminal: exit $(cat "$tmp/tty.rc" 2> /dev/null) (want 130)"
+    check "grep -q 'interrupted (SIGINT)' '$tmp/tty.err'" "Ctrl-C in a terminal: says interrupted"
+    check "[ \$(find '$out' -name '.*' -type f | wc -l) -eq 0 ] && [ $n -ge 3 ] && [ $n -lt 240 ]" \
+          "Ctrl-C in a terminal: no partial files, stopped part way ($n of 240 frames)"
+else
+    echo "SKIP: Ctrl-C in a terminal (tmux not installed)"
+fi
+
 # resume: --skip-existing keys the rest
 timeout 300 "$CK_BIN" "${args[@]}" --out "$tmp/out_INT" --skip-existing --quiet; rc=$?
 check "[ $rc -eq 0 ] && [ \$(ls '$tmp/out_INT/Matte' | wc -l) -eq 240 ]" "--skip-existing after SIGINT completes the shot"
