@@ -1,10 +1,13 @@
-/* Every op of ops_list.h on the CUDA backend against the CPU reference, in fp32, bf16 and fp16.
+/* Every op of ops_list.h on the CUDA backend against the CPU reference, in fp32, bf16 and fp16: one case
+ * test_op_<name> per op of both lists (CK_OPS, CK_OPS_OPTIONAL), called from a registry built from the
+ * lists, so an op without a case does not build.
  *
  * Inputs are seeded random values, rounded to the device dtype first so both backends see identical
  * numbers (the CPU runs in fp32 on the rounded values). Shapes: the model's real shapes at S=512
  * (model_spec §3) plus odd sizes (M not a multiple of 16, K = 7, tiny grids, head dims that do not
  * vectorize). Device outputs carry 256 guard bytes that must survive, and start as NaN unless the op
- * reads them (accumulate / in place), so an element that is never written fails.
+ * reads them (accumulate / in place), so an element that is never written fails. Copies and zeroing
+ * (copy_rect, zero) must match exactly, and what lies outside the written region must survive.
  * Pass rule per tensor: |got − ref| ≤ atol + rtol·|ref| element-wise, atol relative to max|ref|, and the
  * NMSE under a per-dtype limit:
  *     fp32: atol 1e-5·max|ref|, rtol 1e-5, NMSE 1e-9   (no TF32 anywhere: parity mode)
@@ -242,10 +245,15 @@ static void test_groupnorm(int64_t B, int64_t H, int64_t W, int64_t C, int group
         for (int64_t i = 0; i < B * groups; i++) s[2 * i] = 0.5f * frand(), s[2 * i + 1] = 1.0f + 0.5f * frand();
         tp_upload(&st);
     }
-    ck_groupnorm(&g_exc, &yp->c, &x.c, &g.c, &bt.c, groups, 1e-5f, rp ? &rp->c : NULL, act, stats_mode ? &st.c : NULL,
-                 stats_mode == 2);
-    ck_groupnorm(&g_exg, &yp->d, &x.d, &g.d, &bt.d, groups, 1e-5f, rp ? &rp->d : NULL, act, stats_mode ? &st.d : NULL,
-                 stats_mode == 2);
+    if (stats_mode) { /* the optional groupnorm_stats */
+        ck_groupnorm_stats(&g_exc, &yp->c, &x.c, &g.c, &bt.c, groups, 1e-5f, rp ? &rp->c : NULL, act, &st.c,
+                           stats_mode == 2);
+        ck_groupnorm_stats(&g_exg, &yp->d, &x.d, &g.d, &bt.d, groups, 1e-5f, rp ? &rp->d : NULL, act, &st.d,
+                           stats_mode == 2);
+    } else {
+        ck_groupnorm(&g_exc, &yp->c, &x.c, &g.c, &bt.c, groups, 1e-5f, rp ? &rp->c : NULL, act);
+        ck_groupnorm(&g_exg, &yp->d, &x.d, &g.d, &bt.d, groups, 1e-5f, rp ? &rp->d : NULL, act);
+    }
     tp_compare(what, yp, 1.0);
     if (stats_mode == 1) {
         char w2[160];
@@ -466,6 +474,36 @@ static void test_convert(int64_t n) {
     free(src);
 }
 
+/* Zeroes rows [r0, r0 + n) of y (B=1) in place; the rest must keep its random values. */
+static void test_zero(int64_t H, int64_t W, int64_t C, int64_t r0, int64_t n) {
+    char what[96];
+    snprintf(what, sizeof what, "zero rows [%lld, %lld) of %lldx%lldx%lld", (long long)r0, (long long)(r0 + n),
+             (long long)H, (long long)W, (long long)C);
+    tpair y = TP(K_ACT, F_INOUT, 1.0f, 0.5f, 1, H, W, C);
+    const size_t row_c = (size_t)(W * C) * sizeof(float), row_d = (size_t)(W * C) * ck_dtype_size(y.d.dtype);
+    ck_tensor vc = ck_tensor_make((uint8_t *)y.c.data + r0 * row_c, CK_DTYPE_F32, 4, (int64_t[]){1, n, W, C});
+    ck_tensor vd = ck_tensor_make((uint8_t *)y.d.data + r0 * row_d, y.d.dtype, 4, (int64_t[]){1, n, W, C});
+    ck_zero(&g_exc, &vc);
+    ck_zero(&g_exg, &vd);
+    tp_compare(what, &y, 0.0); /* exact: untouched values and zeros */
+    tp_free(&y);
+}
+
+/* An h×w rectangle of x at (sy, sx) into y at (dy, dx); y starts random, so what lies outside the rectangle
+ * must survive. Exact in every dtype (a copy). */
+static void test_copy_rect(int64_t B, int64_t HX, int64_t WX, int64_t HY, int64_t WY, int64_t C, int dy, int dx,
+                           int sy, int sx, int h, int w) {
+    char what[128];
+    snprintf(what, sizeof what, "copy_rect %dx%d (%d,%d) of %lldx%lldx%lldx%lld -> (%d,%d) of %lldx%lld", h, w, sy, sx,
+             (long long)B, (long long)HX, (long long)WX, (long long)C, dy, dx, (long long)HY, (long long)WY);
+    tpair x = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, HX, WX, C);
+    tpair y = TP(K_ACT, F_INOUT, 1.0f, 3.0f, B, HY, WY, C);
+    ck_copy_rect(&g_exc, &y.c, dy, dx, &x.c, sy, sx, h, w);
+    ck_copy_rect(&g_exg, &y.d, dy, dx, &x.d, sy, sx, h, w);
+    tp_compare(what, &y, 0.0);
+    tp_free(&x), tp_free(&y);
+}
+
 /* ======================= backend features ======================= */
 
 /* Bitwise identical results across runs (no atomics in conv / groupnorm / linear). */
@@ -478,7 +516,7 @@ static void test_determinism(void) {
     CK_ASSERT(r0 && r1);
     for (int it = 0; it < 2; it++) {
         ck_conv2d(&g_exg, &y.d, &x.d, &w.d, NULL, 1, 2, 2);
-        ck_groupnorm(&g_exg, &y.d, &y.d, &g.d, &bt.d, 8, 1e-5f, &x.d, CK_ACT_RELU, NULL, 0);
+        ck_groupnorm(&g_exg, &y.d, &y.d, &g.d, &bt.d, 8, 1e-5f, &x.d, CK_ACT_RELU);
         tp_fetch(&y, it ? r1 : r0);
     }
     CHECK_MSG(memcmp(r0, r1, y.n * sizeof(float)) == 0, "[%s] conv+groupnorm not bitwise reproducible", g_prec_name);
@@ -531,9 +569,9 @@ static void test_graph(void) {
     tp_free(&x), tp_free(&w), tp_free(&b), tp_free(&h), tp_free(&g), tp_free(&bt), tp_free(&y);
 }
 
-/* ======================= driver ======================= */
+/* ======================= one case per op (ops_list.h) ======================= */
 
-static void run_all(void) {
+static void test_op_linear(void) {
     /* linear: Hiera at S=512 (tokens 16384 / 4096 / 1024 / 256), decoder, refiner head, odd shapes */
     test_linear(16384, 112, 336, 1, CK_ACT_NONE, 0);  /* qkv, stage 0 */
     test_linear(16384, 112, 448, 1, CK_ACT_GELU, 0);  /* fc1 */
@@ -557,7 +595,9 @@ static void run_all(void) {
     test_linear(17, 64, 96, 0, CK_ACT_NONE, 1);
     test_linear(1, 1, 1, 1, CK_ACT_NONE, 0);
     test_linear(1000, 130, 70, 0, CK_ACT_GELU, 1);
+}
 
+static void test_op_layernorm(void) {
     test_layernorm(16384, 112);
     test_layernorm(4096, 224);
     test_layernorm(1024, 448);
@@ -566,7 +606,9 @@ static void run_all(void) {
     test_layernorm(5, 1000);
     test_layernorm(3, 2048);
     test_layernorm(9, 1);
+}
 
+static void test_op_conv2d(void) {
     test_conv(1, 128, 128, 4, 112, 7, 4, 3, 1, 1); /* patch embed, S=128 */
     test_conv(1, 512, 512, 4, 112, 7, 4, 3, 1, 1); /* patch embed, S=512 */
     test_conv(1, 96, 80, 7, 64, 3, 1, 1, 1, 1);    /* refiner stem */
@@ -584,16 +626,26 @@ static void run_all(void) {
     test_conv_hw(1, 144, 256, 64, 64, 3, 1, 0, 8, 8, 1);
     test_conv_hw(1, 40, 96, 64, 64, 3, 1, 0, 2, 2, 1);
     test_conv_hw(1, 20, 30, 16, 24, 3, 1, 1, 0, 1, 0);
+}
 
+static void test_op_groupnorm(void) {
     test_groupnorm(1, 64, 64, 64, 8, 0, 1, CK_ACT_RELU, 0); /* stem: GN + ReLU in place */
     test_groupnorm(1, 64, 64, 64, 8, 2, 0, CK_ACT_RELU, 0); /* GN2 + residual (y = residual) + ReLU */
+    test_groupnorm(1, 3, 3, 300, 4, 0, 0, CK_ACT_RELU, 0);
+    test_groupnorm(1, 1, 1, 8, 8, 0, 0, CK_ACT_NONE, 0);
+    test_groupnorm(1, 512, 512, 64, 8, 1, 0, CK_ACT_RELU, 0); /* refiner size at S=512, separate residual */
+    test_groupnorm(2, 33, 21, 64, 8, 0, 0, CK_ACT_NONE, 0);   /* batch of two, odd grid */
+    test_groupnorm(2, 7, 5, 12, 3, 1, 0, CK_ACT_NONE, 0);
+}
+
+static void test_op_groupnorm_stats(void) {
     test_groupnorm(1, 512, 512, 64, 8, 1, 0, CK_ACT_RELU, 1);
     test_groupnorm(2, 33, 21, 64, 8, 0, 0, CK_ACT_NONE, 1);
     test_groupnorm(1, 40, 24, 64, 8, 1, 0, CK_ACT_RELU, 2);
     test_groupnorm(2, 7, 5, 12, 3, 1, 0, CK_ACT_NONE, 1);
-    test_groupnorm(1, 3, 3, 300, 4, 0, 0, CK_ACT_RELU, 0);
-    test_groupnorm(1, 1, 1, 8, 8, 0, 0, CK_ACT_NONE, 0);
+}
 
+static void test_op_attention(void) {
     test_attention(512, 64, 64, 56, 56);     /* blocks 0-1, windows */
     test_attention(512, 64, 64, 56, 64);     /* same, pad64 */
     test_attention(1024, 16, 64, 56, 56);    /* block 2, q-pool */
@@ -603,7 +655,9 @@ static void run_all(void) {
     test_attention(16, 256, 256, 56, 56);    /* blocks 22-23 */
     test_attention(3, 5, 7, 8, 8);
     test_attention(2, 33, 65, 24, 24);
+}
 
+static void test_op_attn_gather(void) {
     test_gather(1, 128, 128, 2, 56, 56, 8, 8, 0);  /* blocks 0-1 */
     test_gather(1, 128, 128, 2, 56, 64, 8, 8, 0);  /* pad64 */
     test_gather(1, 128, 128, 4, 56, 56, 8, 8, 1);  /* block 2, q-pool */
@@ -611,46 +665,99 @@ static void run_all(void) {
     test_gather(1, 32, 32, 16, 56, 56, 32, 32, 1); /* block 21: global q-pool */
     test_gather(2, 6, 4, 3, 5, 7, 2, 2, 1);
     test_gather(1, 4, 6, 1, 3, 3, 4, 3, 0);
+}
+
+static void test_op_attn_scatter(void) {
     test_scatter(1, 128, 128, 2, 56, 56, 8, 8);
     test_scatter(1, 64, 64, 4, 56, 64, 4, 4);       /* after the q-pool of block 2 */
     test_scatter(1, 16, 16, 16, 56, 56, 16, 16);    /* global */
     test_scatter(2, 6, 4, 3, 5, 7, 2, 2);
+}
 
+static void test_op_maxpool2x2(void) {
     test_maxpool(1, 128, 128, 224);
     test_maxpool(1, 32, 32, 896);
     test_maxpool(2, 6, 10, 3);
+}
 
+static void test_op_add(void) {
     test_add(16384, 112, 16384 * 112, K_VEC, 1);    /* + pos_embed (float32) in place */
     test_add(16384, 112, 112, K_VEC, 0);
     test_add(1024, 448, 1024 * 448, K_ACT, 0);
     test_add(37, 5, 5, K_ACT, 1);
     test_add(7, 3, 21, K_VEC, 0);
+}
 
+static void test_op_resize_bilinear(void) {
     test_resize(1, 128, 128, 4, 512, 512, 0);       /* logits ×4 */
     test_resize(1, 16, 16, 512, 128, 128, 0);       /* decoder c4 ×8 */
     test_resize(1, 32, 32, 512, 128, 128, 1);       /* c3 ×4, accumulate */
     test_resize(1, 64, 64, 512, 128, 128, 1);       /* c2 ×2, accumulate */
     test_resize(2, 5, 7, 3, 13, 4, 1);
     test_resize(1, 9, 9, 5, 3, 2, 0);
+}
+
+static void test_op_resize_sum(void) {
     test_resize_sum(1, 512, 128, 128); /* the decoder's fused hidden at 512 */
     test_resize_sum(2, 24, 40, 48);
     test_resize_sum(1, 5, 16, 24);     /* C not a multiple of the vector width */
+}
 
+static void test_op_activation(void) {
     test_activation(16384 * 512, CK_ACT_RELU, 1);
     test_activation(1000, CK_ACT_GELU, 0);
     test_activation(77, CK_ACT_RELU, 0);
     test_activation(33, CK_ACT_NONE, 0);
+}
 
+static void test_op_sigmoid_add(void) {
     test_sigmoid_add(512 * 512, 4, 1, 10.0f);
     test_sigmoid_add(512 * 512, 4, 0, 0.0f);
     test_sigmoid_add(13, 3, 1, -2.5f);
+}
 
+static void test_op_concat_sigmoid(void) {
     test_concat_sigmoid(1, 512, 512, 4, 3, 4, 1);
     test_concat_sigmoid(2, 5, 3, 6, 2, 3, 0);
     test_concat_sigmoid(2, 5, 3, 6, 3, 4, 3);
+}
 
+static void test_op_convert(void) {
     test_convert(100003);
+}
 
+static void test_op_zero(void) {
+    test_zero(40, 96, 64, 0, 8);    /* the slim refiner's halo rows above t */
+    test_zero(40, 96, 64, 32, 8);   /* ... and below */
+    test_zero(7, 5, 3, 2, 3);       /* 15-element rows: not a multiple of any vector width */
+}
+
+static void test_op_copy_rect(void) {
+    test_copy_rect(1, 128, 128, 96, 96, 4, 0, 0, 16, 32, 96, 96);  /* a tile's input with its halo */
+    test_copy_rect(1, 96, 96, 128, 128, 4, 32, 64, 32, 32, 32, 32); /* its owned pixels back into the image */
+    test_copy_rect(1, 70, 90, 40, 24, 16, 0, 0, 30, 66, 40, 24);   /* a clamped tile at the corner, 16 ch */
+    test_copy_rect(2, 9, 11, 10, 12, 3, 1, 2, 4, 5, 5, 6);         /* batch of two, 3 channels */
+    test_copy_rect(1, 5, 5, 5, 5, 1, 4, 4, 0, 0, 1, 1);            /* one element */
+}
+
+/* The registry: one case per op of ops_list.h, both lists. An op without its test_op_<name> above does not
+ * compile (undeclared identifier). */
+static const struct {
+    const char *op;
+    void (*run)(void);
+} g_op_tests[] = {
+#define OP_TEST(name) {#name, test_op_##name},
+    CK_OPS(OP_TEST) CK_OPS_OPTIONAL(OP_TEST)
+#undef OP_TEST
+};
+
+/* ======================= driver ======================= */
+
+static void run_all(void) {
+    for (size_t i = 0; i < sizeof g_op_tests / sizeof g_op_tests[0]; i++) {
+        printf("-- [%s] op %s\n", g_prec_name, g_op_tests[i].op);
+        g_op_tests[i].run();
+    }
     test_determinism();
     test_graph();
 }

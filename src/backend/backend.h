@@ -3,7 +3,8 @@
  *
  * Every op takes ck_tensor arguments in the layouts of core/tensor.h and checks nothing itself: the
  * wrappers in ops/ops.c assert shapes and dtypes once for every backend (and skip the call while
- * the model is only being planned). All ops are required in every backend; ops_list.h is the list.
+ * the model is only being planned). ops_list.h lists the ops with their semantics and parameters;
+ * those of CK_OPS are required in every backend, those of CK_OPS_OPTIONAL are slots in ext.
  */
 #ifndef CK_BACKEND_H
 #define CK_BACKEND_H
@@ -17,64 +18,13 @@ typedef struct ck_backend ck_backend;
 
 typedef enum ck_act { CK_ACT_NONE = 0, CK_ACT_GELU = 1, CK_ACT_RELU = 2 } ck_act;
 
-/* y (..., N) = act(x (..., K) · w (N, K)ᵀ + b (N)) + residual (..., N). b, residual may be NULL;
- * residual may alias y when act is NONE. */
-typedef void (*ck_op_linear_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
-                                const ck_tensor *b, ck_act act, const ck_tensor *residual);
-/* y = LayerNorm over the last dim (biased variance), affine. */
-typedef void (*ck_op_layernorm_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
-                                   const ck_tensor *beta, float eps);
-/* y (B,Ho,Wo,OC) = conv2d(x (B,H,W,IC), w (OC,IC,KH,KW)) + b, zero padding (pad_h rows above and below, pad_w columns left and right), square stride and
- * dilation. */
-typedef void (*ck_op_conv2d_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
-                                const ck_tensor *b, int stride, int pad_h, int pad_w, int dilation);
-/* y (B,H,W,C) = act(GroupNorm(x; groups, eps) + residual). Statistics over all H·W pixels and C/groups
- * channels of each sample. `stats` (B, groups, 2) = (mean, rstd): when `stats_frozen` they are read
- * instead of computed (tiled refiner), else written when non-NULL. residual may be NULL. */
-typedef void (*ck_op_groupnorm_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
-                                   const ck_tensor *beta, int groups, float eps, const ck_tensor *residual,
-                                   ck_act act, const ck_tensor *stats, int stats_frozen);
-/* o (G,Tq,HD) = softmax(q (G,Tq,HD) · k (G,Tk,HD)ᵀ · scale) · v (G,Tk,HD), flash-style (no G·Tq·Tk). */
-typedef void (*ck_op_attention_fn)(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
-                                   const ck_tensor *v, float scale);
-/* Split qkv (B,H,W,3C), C = heads·HD (channel = which·C + head·HD + d), into per-(batch, head, window)
- * groups: k, v (B·heads·nwin, win_h·win_w, HDp) with windows of win_h×win_w tokens tiling the grid
- * (raster order inside a window, windows in raster order); q likewise, or, when q_pool, 2×2 max-pooled
- * inside each window: q (B·heads·nwin, (win_h/2)·(win_w/2), HDp). HDp ≥ HD: columns [HD, HDp) are
- * written as zeros (head-dim padding, e.g. 56 → 64, leaves the attention result unchanged). */
-typedef void (*ck_op_attn_gather_fn)(ck_backend *be, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
-                                     const ck_tensor *qkv, int heads, int win_h, int win_w, int q_pool);
-/* Inverse of the q layout: o (B·heads·nwin, win_h·win_w, HDp) → y (B,H,W,heads·HD), windows win_h×win_w;
- * padded columns of o are ignored. */
-typedef void (*ck_op_attn_scatter_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *o, int heads, int win_h,
-                                      int win_w);
-/* y (B,H/2,W/2,C) = 2×2 stride-2 max-pool of x (B,H,W,C). */
-typedef void (*ck_op_maxpool2x2_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
-/* y = a + b, b broadcast over leading dims (numel(a) is a multiple of numel(b)). y may alias a. */
-typedef void (*ck_op_add_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b);
-/* y (B,Ho,Wo,C) (+)= bilinear resize of x (B,H,W,C), align_corners=False, no antialias. */
-typedef void (*ck_op_resize_bilinear_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int accumulate);
-/* y (B,Ho,Wo,C) = Σ_k resize(x[k] (B,H_k,W_k,C)), k = 0..n-1 (1 ≤ n ≤ CK_RESIZE_SUM_MAX), each resize as
- * resize_bilinear's; the sum in float32 in the order of k, rounded to y's dtype once (16-bit activations would
- * otherwise round every partial sum). */
-#define CK_RESIZE_SUM_MAX 4
-typedef void (*ck_op_resize_sum_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int n);
-/* y = act(x), elementwise; y may alias x. */
-typedef void (*ck_op_activation_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x, ck_act act);
-/* y (..., C) = σ(a (..., C) + b_scale · b (..., C)); b may be NULL. */
-typedef void (*ck_op_sigmoid_add_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b,
-                                     float b_scale);
-/* y (..., Ca+Cb) = concat(a (..., ≥Ca)[..., :Ca], σ(b (..., Cb))) on the last dim. */
-typedef void (*ck_op_concat_sigmoid_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
-                                        const ck_tensor *b);
-/* y = x converted to y's dtype (same shape; float32/float16/bfloat16, round-to-nearest-even). */
-typedef void (*ck_op_convert_fn)(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
-/* Copies the h×w rectangle at (sy, sx) of x (B,H,W,C) to (dy, dx) of y (B,H',W',C); same B, C, dtype. */
-typedef void (*ck_op_copy_rect_fn)(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy,
-                                   int sx, int h, int w);
-
-/* y ← 0 (every byte). */
-typedef void (*ck_op_zero_fn)(ck_backend *be, const ck_tensor *y);
+/* The slot types, one per op of ops_list.h (each op's semantics and parameters are there):
+ * ck_op_<name>_fn = void (*)(ck_backend *be, <its parameters>). */
+#define CK_OP_TYPEDEF(name) typedef void(*ck_op_##name##_fn) CK_OP_PARAMS_WITH(ck_backend *be, name);
+CK_OPS(CK_OP_TYPEDEF)
+CK_OPS_OPTIONAL(CK_OP_TYPEDEF)
+#undef CK_OP_TYPEDEF
+#define CK_OP_SLOT(name) ck_op_##name##_fn name;
 
 /* Optional capabilities (NULL in backends without them). */
 /* Frame pre-processing on the device (ck_preprocess's arithmetic; model_spec §7.2). All pointers are
@@ -176,6 +126,8 @@ typedef struct ck_tile_blend_args {
 #define CK_GRAPH_SLOTS 33 /* batch sizes 1 .. CK_MAX_BATCH (include/ckey.h) */
 
 typedef struct ck_backend_ext {
+    /* Optional ops (ops_list.h CK_OPS_OPTIONAL: only the tiled refiner's), NULL when absent. */
+    CK_OPS_OPTIONAL(CK_OP_SLOT)
     /* Optional: pre-processing on the device ("gpu_preprocess"), enqueued like an op. */
     void (*preprocess)(ck_backend *be, const ck_preprocess_args *a);
     /* Optional: post-processing on the device ("gpu_postprocess"), enqueued like an op; its scratch. */
@@ -227,10 +179,9 @@ struct ck_backend {
     void (*synchronize)(ck_backend *be);
     void (*destroy)(ck_backend *be);
     ck_backend_ext ext;
-#define CK_OP_SLOT(name) ck_op_##name##_fn name;
-    CK_OPS(CK_OP_SLOT)
-#undef CK_OP_SLOT
+    CK_OPS(CK_OP_SLOT) /* the ops, one slot each */
 };
+#undef CK_OP_SLOT
 
 
 typedef struct ck_backend_opts {

@@ -37,6 +37,9 @@ ck_backend *ck_backend_cpu_create(int threads) {
 #define CK_FILL(name) be->name = ck_##name##_cpu;
     CK_OPS(CK_FILL)
 #undef CK_FILL
+#define CK_FILL_OPTIONAL(name) be->ext.name = ck_##name##_cpu;
+    CK_OPS_OPTIONAL(CK_FILL_OPTIONAL)
+#undef CK_FILL_OPTIONAL
     if (threads > 0) omp_set_num_threads(threads);
     const char *missing = NULL;
     CK_ASSERT(ck_backend_complete(be, &missing));

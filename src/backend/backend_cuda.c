@@ -418,6 +418,9 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
 #define CK_FILL(name) be->name = ck_##name##_cuda;
     CK_OPS(CK_FILL)
 #undef CK_FILL
+#define CK_FILL_OPTIONAL(name) be->ext.name = ck_##name##_cuda;
+    CK_OPS_OPTIONAL(CK_FILL_OPTIONAL)
+#undef CK_FILL_OPTIONAL
     be->attention = o.fused_attention ? ck_attention_cuda : ck_attention_unfused_cuda;
 #ifndef CK_HAVE_CUDA_FUSED_ATTENTION
     if (o.fused_attention) CK_LOG_DBG("CUDA backend: built without the fused attention kernel; using the unfused path");

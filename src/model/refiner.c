@@ -62,15 +62,20 @@ static int band_rows(const ck_config *cfg, int64_t H, int64_t W, size_t elem, si
     return (int)band;
 }
 
-#define GN_STATS(i) (st ? &st[i] : NULL)
+/* GroupNorm i of the refiner, then ReLU: the plain op, or, with `st` (the tiled refiner), the optional
+ * groupnorm_stats writing slot st[i] or (frozen) reading it. */
+static void refiner_gn(ck_exec *ex, const ck_config *cfg, const ck_tensor *y, const ck_tensor *x, const ck_tensor *g,
+                       const ck_tensor *b, const ck_tensor *residual, const ck_tensor *st, int i, int frozen) {
+    if (st) ck_groupnorm_stats(ex, y, x, g, b, cfg->ref_groups, cfg->gn_eps, residual, CK_ACT_RELU, &st[i], frozen);
+    else ck_groupnorm(ex, y, x, g, b, cfg->ref_groups, cfg->gn_eps, residual, CK_ACT_RELU);
+}
 
 /* stem: in (B,H,W,CK_REF_IN) → a (B,H,W,Hd). `st` (2·blocks+1 slots) receives or (frozen) supplies the
  * GroupNorm statistics; NULL: plain GroupNorm. */
 static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
                          const ck_tensor *a, const ck_tensor *st, int frozen) {
     ck_conv2d(ex, a, in, &w->stem_w, &w->stem_b, 1, 1, 1);
-    ck_groupnorm(ex, a, a, &w->stem_gn_w, &w->stem_gn_b, cfg->ref_groups, cfg->gn_eps, NULL, CK_ACT_RELU, GN_STATS(0),
-                 frozen);
+    refiner_gn(ex, cfg, a, a, &w->stem_gn_w, &w->stem_gn_b, NULL, st, 0, frozen);
 }
 
 /* Residual blocks on the stream a (B,H,W,Hd). t is scratch of a's shape; u is scratch of a's shape, or
@@ -78,21 +83,17 @@ static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
 static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *a,
                            const ck_tensor *t, const ck_tensor *u, const ck_tensor *base, int64_t P, int band,
                            const ck_tensor *st, int frozen) {
-    const int groups = cfg->ref_groups;
     for (int r = 0; r < cfg->ref_blocks; r++) {
         const ck_res_w *rw = &w->res[r];
         const int       d  = 1 << r;
         ck_conv2d(ex, t, a, &rw->conv1_w, &rw->conv1_b, 1, d, d);
-        ck_groupnorm(ex, t, t, &rw->gn1_w, &rw->gn1_b, groups, cfg->gn_eps, NULL, CK_ACT_RELU, GN_STATS(1 + 2 * r),
-                     frozen);
+        refiner_gn(ex, cfg, t, t, &rw->gn1_w, &rw->gn1_b, NULL, st, 1 + 2 * r, frozen);
         ck_tensor c2;
         if (u) ck_conv2d(ex, u, t, &rw->conv2_w, &rw->conv2_b, 1, d, d), c2 = *u;
         else c2 = conv2_shifted(ex, base, P, t->shape[1], band, d, &rw->conv2_w, &rw->conv2_b);
-        ck_groupnorm(ex, a, &c2, &rw->gn2_w, &rw->gn2_b, groups, cfg->gn_eps, a, CK_ACT_RELU, GN_STATS(2 + 2 * r),
-                     frozen);
+        refiner_gn(ex, cfg, a, &c2, &rw->gn2_w, &rw->gn2_b, a, st, 2 + 2 * r, frozen);
     }
 }
-#undef GN_STATS
 
 /* x (B,h,w,≥3) and logits_up (B,h,w,4) → delta_raw (B,h,w,4), three full buffers. With `stats`
  * (2·blocks+1, B, groups, 2): frozen → each GroupNorm reads its slot; else each writes its slot. */
@@ -178,19 +179,18 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
 static ck_tensor refiner_until(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
                                const ck_tensor *a, const ck_tensor *t, const ck_tensor *u, const ck_tensor *st,
                                int stop) {
-    const int groups = cfg->ref_groups;
     ck_conv2d(ex, a, in, &w->stem_w, &w->stem_b, 1, 1, 1);
     if (stop == 0) return *a;
-    ck_groupnorm(ex, a, a, &w->stem_gn_w, &w->stem_gn_b, groups, cfg->gn_eps, NULL, CK_ACT_RELU, &st[0], 1);
+    refiner_gn(ex, cfg, a, a, &w->stem_gn_w, &w->stem_gn_b, NULL, st, 0, 1);
     for (int r = 0; r < cfg->ref_blocks; r++) {
         const ck_res_w *rw = &w->res[r];
         const int       d  = 1 << r;
         ck_conv2d(ex, t, a, &rw->conv1_w, &rw->conv1_b, 1, d, d);
         if (stop == 1 + 2 * r) return *t;
-        ck_groupnorm(ex, t, t, &rw->gn1_w, &rw->gn1_b, groups, cfg->gn_eps, NULL, CK_ACT_RELU, &st[1 + 2 * r], 1);
+        refiner_gn(ex, cfg, t, t, &rw->gn1_w, &rw->gn1_b, NULL, st, 1 + 2 * r, 1);
         ck_conv2d(ex, u, t, &rw->conv2_w, &rw->conv2_b, 1, d, d);
         if (stop == 2 + 2 * r) return *u;
-        ck_groupnorm(ex, a, u, &rw->gn2_w, &rw->gn2_b, groups, cfg->gn_eps, a, CK_ACT_RELU, &st[2 + 2 * r], 1);
+        refiner_gn(ex, cfg, a, u, &rw->gn2_w, &rw->gn2_b, a, st, 2 + 2 * r, 1);
     }
     CK_ASSERT(!"GroupNorm index out of range");
     return *a;
@@ -261,7 +261,7 @@ static void stats_bounded(ck_exec *ex, const ck_config *cfg, const ck_weights *w
                 ck_concat_sigmoid(ex, &in, &tx, 3, &tl);
                 const ck_tensor pre = refiner_until(ex, cfg, w, &in, &a, &t, &u, st, L);
                 ck_copy_rect(ex, &own, 0, 0, &pre, r.y0 - r.ya, r.x0 - r.xa, oh, ow);
-                ck_groupnorm(ex, &own, &own, gg, gb, groups, cfg->gn_eps, NULL, CK_ACT_NONE, &ts, 0);
+                ck_groupnorm_stats(ex, &own, &own, gg, gb, groups, cfg->gn_eps, NULL, CK_ACT_NONE, &ts, 0);
                 if (!ex->planning) { /* merge this tile's moments */
                     ex->be->download(ex->be, tmp, ts.data, sizeof(float) * 2 * n_stat);
                     ex->be->synchronize(ex->be);
@@ -290,7 +290,8 @@ static void stats_bounded(ck_exec *ex, const ck_config *cfg, const ck_weights *w
     free(cnt), free(mean), free(m2), free(tmp);
 }
 
-/* Frozen GroupNorm (the MLX port's scheme, exact): the statistics of all GroupNorms from the whole
+/* Needs the backend's optional ops groupnorm_stats and copy_rect (ops_list.h CK_OPS_OPTIONAL).
+ * Frozen GroupNorm (the MLX port's scheme, exact): the statistics of all GroupNorms from the whole
  * image, then the refiner runs per tile of `tile`×`tile` output pixels with a `halo` margin (clamped
  * to the image, so the image border keeps its zero padding) using those statistics. With halo ≥ the
  * receptive radius (1 + 2·(1+2+4+8) = 31) every owned pixel sees exactly what the untiled refiner sees.

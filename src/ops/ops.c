@@ -130,15 +130,28 @@ void ck_conv2d(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_ten
     ck_conv2d_pad(ex, y, x, w, b, stride, pad, pad, dilation);
 }
 
-void ck_groupnorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta,
-                  int groups, float eps, const ck_tensor *residual, ck_act act, const ck_tensor *stats,
-                  int stats_frozen) {
+static void groupnorm_check(const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta,
+                            int groups, const ck_tensor *residual) {
     CK_ASSERT(same_shape(x, y) && groups > 0 && ck_tensor_last(x) % groups == 0);
     CK_ASSERT(gamma->shape[0] == ck_tensor_last(x) && beta->shape[0] == ck_tensor_last(x));
     CK_ASSERT(!residual || same_shape(residual, y));
+}
+
+void ck_groupnorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta,
+                  int groups, float eps, const ck_tensor *residual, ck_act act) {
+    groupnorm_check(y, x, gamma, beta, groups, residual);
+    RUNP(ex, "groupnorm", ex->be->groupnorm(ex->be, y, x, gamma, beta, groups, eps, residual, act));
+}
+
+void ck_groupnorm_stats(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                        const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
+                        const ck_tensor *stats, int stats_frozen) {
+    CK_ASSERT(ex->be->ext.groupnorm_stats && "the backend has the optional op groupnorm_stats");
+    groupnorm_check(y, x, gamma, beta, groups, residual);
     CK_ASSERT(!stats || ck_tensor_numel(stats) == x->shape[0] * groups * 2);
     CK_ASSERT(!stats_frozen || stats);
-    RUNP(ex, "groupnorm", ex->be->groupnorm(ex->be, y, x, gamma, beta, groups, eps, residual, act, stats, stats_frozen));
+    RUNP(ex, "groupnorm_stats",
+         ex->be->ext.groupnorm_stats(ex->be, y, x, gamma, beta, groups, eps, residual, act, stats, stats_frozen));
 }
 
 void ck_attention(ck_exec *ex, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
@@ -228,8 +241,9 @@ ck_tensor ck_new_dtype(ck_exec *ex, ck_dtype dt, int ndim, const int64_t *shape)
 void ck_zero(ck_exec *ex, const ck_tensor *y) { RUNP(ex, "zero", ex->be->zero(ex->be, y)); }
 
 void ck_copy_rect(ck_exec *ex, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h, int w) {
+    CK_ASSERT(ex->be->ext.copy_rect && "the backend has the optional op copy_rect");
     CK_ASSERT(x->ndim == 4 && y->ndim == 4 && x->shape[0] == y->shape[0] && x->shape[3] == y->shape[3]);
     CK_ASSERT(x->dtype == y->dtype && h > 0 && w > 0 && sy >= 0 && sx >= 0 && dy >= 0 && dx >= 0);
     CK_ASSERT(sy + h <= x->shape[1] && sx + w <= x->shape[2] && dy + h <= y->shape[1] && dx + w <= y->shape[2]);
-    RUNP(ex, "copy_rect", ex->be->copy_rect(ex->be, y, dy, dx, x, sy, sx, h, w));
+    RUNP(ex, "copy_rect", ex->be->ext.copy_rect(ex->be, y, dy, dx, x, sy, sx, h, w));
 }

@@ -35,38 +35,35 @@ ck_tensor ck_view(const ck_tensor *t, int ndim, const int64_t *shape);
 #define CK_VIEW(t, ...)                                                                              \
     ck_view((t), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
 
-void ck_linear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b, ck_act act,
-               const ck_tensor *residual);
-void ck_layernorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta,
-                  float eps);
+/* The wrappers: void ck_<op>(ck_exec *ex, <the op's parameters>), semantics in ops_list.h. */
+#define CK_OP_WRAPPER(name, op) void name CK_OP_PARAMS_WITH(ck_exec *ex, op);
+CK_OP_WRAPPER(ck_linear, linear)
+CK_OP_WRAPPER(ck_layernorm, layernorm)
+CK_OP_WRAPPER(ck_conv2d_pad, conv2d) /* pad_h rows above and below, pad_w columns left and right */
+CK_OP_WRAPPER(ck_groupnorm, groupnorm)
+CK_OP_WRAPPER(ck_attention, attention)
+CK_OP_WRAPPER(ck_attn_gather, attn_gather)
+CK_OP_WRAPPER(ck_attn_scatter, attn_scatter)
+CK_OP_WRAPPER(ck_maxpool2x2, maxpool2x2)
+CK_OP_WRAPPER(ck_add, add)
+CK_OP_WRAPPER(ck_resize_bilinear, resize_bilinear)
+CK_OP_WRAPPER(ck_resize_sum, resize_sum)
+CK_OP_WRAPPER(ck_activation, activation)
+CK_OP_WRAPPER(ck_sigmoid_add, sigmoid_add)
+CK_OP_WRAPPER(ck_concat_sigmoid, concat_sigmoid)
+CK_OP_WRAPPER(ck_convert, convert)
+CK_OP_WRAPPER(ck_zero, zero)
+/* The optional ops (the tiled refiner's): assert that the backend has them. */
+CK_OP_WRAPPER(ck_groupnorm_stats, groupnorm_stats)
+CK_OP_WRAPPER(ck_copy_rect, copy_rect)
+#undef CK_OP_WRAPPER
+/* conv2d with the same padding on every side. */
 void ck_conv2d(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
                int stride, int pad, int dilation);
-/* Same, with pad_h rows above and below and pad_w columns left and right. */
-void ck_conv2d_pad(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-                   int stride, int pad_h, int pad_w, int dilation);
-void ck_groupnorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta,
-                  int groups, float eps, const ck_tensor *residual, ck_act act, const ck_tensor *stats,
-                  int stats_frozen);
-void ck_attention(ck_exec *ex, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
-                  float scale);
-void ck_attn_gather(ck_exec *ex, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, const ck_tensor *qkv,
-                    int heads, int win_h, int win_w, int q_pool);
-void ck_attn_scatter(ck_exec *ex, const ck_tensor *y, const ck_tensor *o, int heads, int win_h, int win_w);
-void ck_maxpool2x2(ck_exec *ex, const ck_tensor *y, const ck_tensor *x);
-void ck_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b);
-void ck_resize_bilinear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int accumulate);
-/* y = Σ_k resize(x[k]), k < n, summed in float32 and rounded once (backend.h). */
-void ck_resize_sum(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int n);
-void ck_activation(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, ck_act act);
-void ck_sigmoid_add(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
-void ck_convert(ck_exec *ex, const ck_tensor *y, const ck_tensor *x);
-void ck_zero(ck_exec *ex, const ck_tensor *y);
-void ck_copy_rect(ck_exec *ex, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h, int w);
 
 /* Per-op timing: synchronizes the backend around every op (so it perturbs what it measures, and cannot
  * run inside a CUDA graph); report divides by `frames`. */
 void ck_ops_profile_enable(int on);
 void ck_ops_profile_report(FILE *f, int frames);
-void ck_concat_sigmoid(ck_exec *ex, const ck_tensor *y, const ck_tensor *a, int a_channels, const ck_tensor *b);
 
 #endif

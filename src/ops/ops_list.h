@@ -1,6 +1,105 @@
-/* The one list of ops. Backends fill one slot per entry; tests and benchmarks iterate it. */
+/* The one list of ops, and each op's one signature.
+ *
+ * An op is a backend function `void f(ck_backend *be, <parameters>)`. CK_OP_PARAMS_<name> is its
+ * parameter list after `be`, written once, below what the op computes. Generated from it: the slot type
+ * ck_op_<name>_fn and the slot be-><name> (backend/backend.h), the kernels' prototypes ck_<name>_cpu
+ * (ops/cpu/ops_cpu.h) and ck_<name>_cuda (ops/cuda/ops_cuda.h), and the wrappers' prototypes ck_<name>
+ * (ops/ops.h, `ck_exec *ex` in place of `be`; conv2d's is ck_conv2d_pad). Kernel and wrapper definitions
+ * are written out; the compiler checks each against its generated prototype.
+ *
+ * CK_OPS: the network's ops, required in every backend (ck_backend_complete). CK_OPS_OPTIONAL: ops that
+ * only the tiled refiner (ck_refiner_forward_tiled, model/refiner.c) uses, which no engine path calls;
+ * their slots are in be->ext, NULL in a backend without them. Both lists drive the tests: every entry
+ * has a case test_op_<name> in tests/test_ops_cpu.c (CPU against independent references) and in
+ * tests/test_cuda_ops.c (CUDA against the CPU), so an op without a test does not build.
+ *
+ * Tensors are in the layouts of core/tensor.h. Kernels check nothing: the wrappers in ops/ops.c assert
+ * shapes and dtypes once for every backend (and skip the call while the model is only being planned).
+ */
 #ifndef CK_OPS_LIST_H
 #define CK_OPS_LIST_H
+
+/* y (..., N) = act(x (..., K) · w (N, K)ᵀ + b (N)) + residual (..., N). b, residual may be NULL;
+ * residual may alias y when act is NONE. */
+#define CK_OP_PARAMS_linear                                                                                 \
+    (const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b, ck_act act,            \
+     const ck_tensor *residual)
+
+/* y = LayerNorm over the last dim (biased variance), affine. */
+#define CK_OP_PARAMS_layernorm                                                                              \
+    (const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta, float eps)
+
+/* y (B,Ho,Wo,OC) = conv2d(x (B,H,W,IC), w (OC,IC,KH,KW)) + b, zero padding (pad_h rows above and below,
+ * pad_w columns left and right), square stride and dilation. */
+#define CK_OP_PARAMS_conv2d                                                                                 \
+    (const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b, int stride, int pad_h, \
+     int pad_w, int dilation)
+
+/* y (B,H,W,C) = act(GroupNorm(x; groups, eps) + residual). Statistics over all H·W pixels and C/groups
+ * channels of each sample. residual may be NULL; y may alias x and/or the residual. */
+#define CK_OP_PARAMS_groupnorm                                                                              \
+    (const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta, int groups,     \
+     float eps, const ck_tensor *residual, ck_act act)
+
+/* o (G,Tq,HD) = softmax(q (G,Tq,HD) · k (G,Tk,HD)ᵀ · scale) · v (G,Tk,HD), flash-style (no G·Tq·Tk). */
+#define CK_OP_PARAMS_attention                                                                              \
+    (const ck_tensor *o, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, float scale)
+
+/* Split qkv (B,H,W,3C), C = heads·HD (channel = which·C + head·HD + d), into per-(batch, head, window)
+ * groups: k, v (B·heads·nwin, win_h·win_w, HDp) with windows of win_h×win_w tokens tiling the grid
+ * (raster order inside a window, windows in raster order); q likewise, or, when q_pool, 2×2 max-pooled
+ * inside each window: q (B·heads·nwin, (win_h/2)·(win_w/2), HDp). HDp ≥ HD: columns [HD, HDp) are
+ * written as zeros (head-dim padding, e.g. 56 → 64, leaves the attention result unchanged). */
+#define CK_OP_PARAMS_attn_gather                                                                            \
+    (const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, const ck_tensor *qkv, int heads, int win_h, \
+     int win_w, int q_pool)
+
+/* Inverse of the q layout: o (B·heads·nwin, win_h·win_w, HDp) → y (B,H,W,heads·HD), windows win_h×win_w;
+ * padded columns of o are ignored. */
+#define CK_OP_PARAMS_attn_scatter (const ck_tensor *y, const ck_tensor *o, int heads, int win_h, int win_w)
+
+/* y (B,H/2,W/2,C) = 2×2 stride-2 max-pool of x (B,H,W,C). */
+#define CK_OP_PARAMS_maxpool2x2 (const ck_tensor *y, const ck_tensor *x)
+
+/* y = a + b, b broadcast over leading dims (numel(a) is a multiple of numel(b)). y may alias a. */
+#define CK_OP_PARAMS_add (const ck_tensor *y, const ck_tensor *a, const ck_tensor *b)
+
+/* y (B,Ho,Wo,C) (+)= bilinear resize of x (B,H,W,C), align_corners=False, no antialias. */
+#define CK_OP_PARAMS_resize_bilinear (const ck_tensor *y, const ck_tensor *x, int accumulate)
+
+/* y (B,Ho,Wo,C) = Σ_k resize(x[k] (B,H_k,W_k,C)), k = 0..n-1 (1 ≤ n ≤ CK_RESIZE_SUM_MAX), each resize as
+ * resize_bilinear's; the sum in float32 in the order of k, rounded to y's dtype once (16-bit activations
+ * would otherwise round every partial sum). */
+#define CK_RESIZE_SUM_MAX 4
+#define CK_OP_PARAMS_resize_sum (const ck_tensor *y, const ck_tensor *x, int n)
+
+/* y = act(x), elementwise; y may alias x. */
+#define CK_OP_PARAMS_activation (const ck_tensor *y, const ck_tensor *x, ck_act act)
+
+/* y (..., C) = σ(a (..., C) + b_scale · b (..., C)); b may be NULL. */
+#define CK_OP_PARAMS_sigmoid_add (const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale)
+
+/* y (..., Cy) = concat(a (..., ≥Ca)[..., :Ca], σ(b (..., Cb))) on the last dim; channels [Ca+Cb, Cy)
+ * are zeros. */
+#define CK_OP_PARAMS_concat_sigmoid (const ck_tensor *y, const ck_tensor *a, int a_channels, const ck_tensor *b)
+
+/* y = x converted to y's dtype (same shape; float32/float16/bfloat16, round-to-nearest-even). */
+#define CK_OP_PARAMS_convert (const ck_tensor *y, const ck_tensor *x)
+
+/* y ← 0 (every byte). */
+#define CK_OP_PARAMS_zero (const ck_tensor *y)
+
+/* ---- optional: the tiled refiner's ---- */
+
+/* groupnorm with its statistics exposed: `stats` (B, groups, 2) float32 = (mean, rstd) per sample and
+ * group; when `stats_frozen` they are read instead of computed, else written when stats is non-NULL. */
+#define CK_OP_PARAMS_groupnorm_stats                                                                        \
+    (const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta, int groups,     \
+     float eps, const ck_tensor *residual, ck_act act, const ck_tensor *stats, int stats_frozen)
+
+/* Copies the h×w rectangle at (sy, sx) of x (B,H,W,C) to (dy, dx) of y (B,H',W',C); same B, C, dtype. */
+#define CK_OP_PARAMS_copy_rect                                                                              \
+    (const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h, int w)
 
 #define CK_OPS(X)       \
     X(linear)           \
@@ -18,7 +117,16 @@
     X(sigmoid_add)      \
     X(concat_sigmoid)   \
     X(convert)          \
-    X(copy_rect)        \
     X(zero)
+
+#define CK_OPS_OPTIONAL(X) \
+    X(groupnorm_stats)     \
+    X(copy_rect)
+
+/* The parameter list (first, <the op's parameters>), e.g. CK_OP_PARAMS_WITH(ck_backend *be, add) is
+ * (ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b). */
+#define CK_OP_PARAMS_WITH(first, name) CK_OP_PREPEND_(first, CK_OP_PARAMS_##name)
+#define CK_OP_PREPEND_(first, params) (first, CK_OP_UNPAREN_ params)
+#define CK_OP_UNPAREN_(...) __VA_ARGS__
 
 #endif

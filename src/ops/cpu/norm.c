@@ -37,9 +37,9 @@ void ck_layernorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, co
 
 #define CK_GN_CHUNK 256 /* pixels per partial sum */
 
-void ck_groupnorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
-                      const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
-                      const ck_tensor *stats, int stats_frozen) {
+void ck_groupnorm_stats_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                            const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
+                            const ck_tensor *stats, int stats_frozen) {
     (void)be;
     const int64_t B = x->shape[0], C = ck_tensor_last(x);
     const int64_t P  = ck_tensor_numel(x) / (B * C); /* pixels per sample */
@@ -128,4 +128,9 @@ void ck_groupnorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, co
     free(rstd);
     free(sc);
     free(sh);
+}
+
+void ck_groupnorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                      const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act) {
+    ck_groupnorm_stats_cpu(be, y, x, gamma, beta, groups, eps, residual, act, NULL, 0);
 }

@@ -38,8 +38,8 @@ extern "C" {
 /* The stream every op of this backend enqueues on. */
 cudaStream_t ck_cuda_stream(ck_backend *be);
 
-void ck_attention_cuda(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
-                       float scale);
+/* The op (its parameters: ops_list.h CK_OP_PARAMS_attention). */
+void ck_attention_cuda CK_OP_PARAMS_WITH(ck_backend *be, attention);
 
 /* Kernel variants, for benchmarks and tests that want one in particular; the op itself uses AUTO. */
 typedef enum ck_attn_variant {

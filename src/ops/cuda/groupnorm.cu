@@ -1,5 +1,5 @@
 /* GroupNorm on CUDA, NHWC, with fused residual add and ReLU, statistics output and frozen statistics
- * input (tiled refiner). ref: torch.nn.GroupNorm; CPU reference ops/cpu/norm.c.
+ * input (groupnorm_stats, the tiled refiner's). ref: torch.nn.GroupNorm; CPU reference ops/cpu/norm.c.
  *
  * Deterministic (bitwise run to run, no atomics): fixed-order reductions only.
  *   1. partial kernel, grid (chunk, sample): each block sums a fixed chunk of pixels per channel into
@@ -266,12 +266,18 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
     CK_KERNEL_CHECK(cu);
 }
 
-extern "C" void ck_groupnorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
-                                  const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
-                                  const ck_tensor *stats, int stats_frozen) {
+extern "C" void ck_groupnorm_stats_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x,
+                                        const ck_tensor *gamma, const ck_tensor *beta, int groups, float eps,
+                                        const ck_tensor *residual, ck_act act, const ck_tensor *stats,
+                                        int stats_frozen) {
     ck_cuda *cu = ck_cuda_of(be);
     CK_ASSERT(ck_is_float_dtype(x->dtype) && y->dtype == x->dtype && (!residual || residual->dtype == x->dtype));
     CK_ASSERT(gamma->dtype == CK_DTYPE_F32 && beta->dtype == CK_DTYPE_F32 && (!stats || stats->dtype == CK_DTYPE_F32));
     CK_DISPATCH_FLOAT(x->dtype, T, launch<T>(cu, y, x, (const float *)gamma->data, (const float *)beta->data, groups, eps,
                                              residual, act, stats, stats_frozen));
+}
+
+extern "C" void ck_groupnorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                                  const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act) {
+    ck_groupnorm_stats_cuda(be, y, x, gamma, beta, groups, eps, residual, act, NULL, 0);
 }

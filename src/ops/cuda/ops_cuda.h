@@ -98,7 +98,7 @@ static inline ck_cuda *ck_cuda_of(ck_backend *be) { return (ck_cuda *)be->impl; 
  * ck_cuda, such as attention.cu, use this). */
 cudaStream_t ck_cuda_stream(ck_backend *be);
 
-/* ---- ops (signatures as in backend/backend.h) ---- */
+/* ---- optional capabilities (backend.h ck_backend_ext) ---- */
 void ck_preprocess_cuda(ck_backend *be, const ck_preprocess_args *a);
 void   ck_postprocess_cuda(ck_backend *be, const ck_postprocess_args *a);
 size_t ck_postprocess_cuda_scratch_bytes(int sw, int sh, int w, int h);
@@ -108,47 +108,25 @@ void   ck_pxr24_cuda(ck_backend *be, const ck_pxr24_args *a);
 void   ck_gather_cuda(ck_backend *be, const ck_gather_args *a);
 void   ck_tile_blend_cuda(ck_backend *be, const ck_tile_blend_args *a);
 void   ck_tile_normalize_cuda(ck_backend *be, float *acc, const float *wsum, int64_t n);
-void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-                    ck_act act, const ck_tensor *residual);
-void ck_layernorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
-                       const ck_tensor *beta, float eps);
-void ck_conv2d_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-                    int stride, int pad_h, int pad_w, int dilation);
-void ck_groupnorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
-                       const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
-                       const ck_tensor *stats, int stats_frozen);
-/* Flash-style fused attention (attention.cu); present when CK_HAVE_CUDA_FUSED_ATTENTION is defined. */
-void ck_attention_cuda(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
-                       const ck_tensor *v, float scale);
-/* Unfused reference ("sdpa=off"): scores materialized per chunk of queries in cu->scratch. */
-void ck_attention_unfused_cuda(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
-                               const ck_tensor *v, float scale);
-void ck_attn_gather_cuda(ck_backend *be, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
-                         const ck_tensor *qkv, int heads, int win_h, int win_w, int q_pool);
-void ck_attn_scatter_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *o, int heads, int win_h, int win_w);
-void ck_maxpool2x2_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
-void ck_add_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b);
-void ck_resize_bilinear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int accumulate);
-void ck_resize_sum_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int n);
-void ck_activation_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, ck_act act);
-void ck_sigmoid_add_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b, float b_scale);
-void ck_concat_sigmoid_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *a, int a_channels,
-                            const ck_tensor *b);
-void ck_convert_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x);
-void ck_zero_cuda(ck_backend *be, const ck_tensor *y);
-void ck_copy_rect_cuda(ck_backend *be, const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h,
-                       int w);
+
+/* ---- ops: void ck_<name>_cuda(ck_backend *be, <the op's parameters>) for every op of ops_list.h, the
+ * optional ones included. attention is the flash-style fused kernel (attention.cu), present when
+ * CK_HAVE_CUDA_FUSED_ATTENTION is defined. ---- */
+#define CK_OP_CUDA_PROTO(name) void ck_##name##_cuda CK_OP_PARAMS_WITH(ck_backend *be, name);
+CK_OPS(CK_OP_CUDA_PROTO)
+CK_OPS_OPTIONAL(CK_OP_CUDA_PROTO)
+#undef CK_OP_CUDA_PROTO
+/* Unfused reference attention ("sdpa=off"): scores materialized per chunk of queries in cu->scratch. */
+void ck_attention_unfused_cuda CK_OP_PARAMS_WITH(ck_backend *be, attention);
 
 /* ---- conv2d internals (conv2d.cu, conv2d_cudnn.c) ---- */
 /* The built-in implicit-GEMM kernel (every dtype). */
-void ck__conv2d_kernel_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
-                            const ck_tensor *b, int stride, int pad_h, int pad_w, int dilation);
+void ck__conv2d_kernel_cuda CK_OP_PARAMS_WITH(ck_backend *be, conv2d);
 /* dst (OC, KH, KW, IC) = w (OC, IC, KH, KW) relaid on the stream (cuDNN's NHWC filter layout). */
 void ck__conv_weight_krsc_cuda(ck_backend *be, void *dst, const ck_tensor *w);
 /* 1 when cuDNN ran the convolution (16-bit dtypes only); 0: the caller runs the built-in kernel. Never
  * allocates or searches while the stream is capturing: a problem first seen under capture returns 0. */
-int ck__conv2d_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
-                     int stride, int pad_h, int pad_w, int dilation);
+int ck__conv2d_cudnn CK_OP_PARAMS_WITH(ck_backend *be, conv2d);
 /* Device copies derived from device tensors (derived.cu): kind CK_DERIVED_KRSC (conv weight in cuDNN's
  * (K, R, S, C) layout) or CK_DERIVED_CAST (a float32 tensor in `dtype`), made once per (source, kind, dtype)
  * outside stream capture; NULL when absent under capture or out of memory. The backend calls invalidate when it
