@@ -19,6 +19,8 @@
 #include "ops/ops.h"
 #include "pipeline/tiling.h"
 #include "sweep.h"
+#include "cmd_opts.h"
+#include "options.h"
 
 #include <errno.h>
 #include <math.h>
@@ -31,7 +33,6 @@
 #include <unistd.h>
 
 #define BENCH_DEFAULT_CKPT "random:base_plus"
-#define BENCH_MAX_RES 16
 
 double ck_cli_median(double *v, int n) { return ck_sweep_median(v, n); }
 double ck_cli_p95(double *v, int n) { return ck_sweep_p95(v, n); }
@@ -44,48 +45,24 @@ static double now_ms(void) {
 
 static void usage_bench(FILE *f) {
     fprintf(f,
-            "usage: ckey bench [--checkpoint FILE] [--size N] [--warmup N] [--runs N] [--device cpu|cuda|auto]\n"
-            "                  [--precision fp32|bf16|fp16] [--sdpa 0|1] [--pad64 0|1] [--compile 0|1]\n"
-            "                  [--stage-gc 0|1] [--slim 0|1] [--threads N] [--head-dim N] [--dump FILE.npy]\n"
-            "                  [--profile 0|1] [--frame WxH] [--input X.npy] [--dump-intermediates DIR]\n"
+            "usage: ckey bench [--checkpoint FILE] [--size N] [--warmup N] [--runs N] [options]\n"
             "       ckey bench --sweep ablation|key|full|isolate [--resolution N ...] [--tiled T/O ...]\n"
             "                  [--toggles LIST] [--half fp16|bf16] [--md FILE] [--json FILE|-] [other options]\n"
             "\n"
-            "--checkpoint: a .pth/.safetensors file, or random:base_plus (the default: Hiera-B+ with random\n"
-            "weights generated in memory, fixed seed) or random:tiny.\n"
-            "\n"
             "Single configuration: times the network alone on a deterministic structured input and prints\n"
             "one JSON line: first_ms (first frame after load: planning done, includes graph capture with\n"
-            "--compile 1), median_ms, min_ms, p95_ms of the forward over --runs timed runs after --warmup\n"
-            "untimed ones (defaults 3 and 10; device events on CUDA, input already on the device),\n"
-            "e2e_median_ms (upload + forward + download), activation/weight MiB, device peak MiB and host\n"
-            "peak RSS. --dump writes the last output (S, S, 4: alpha, fg R, G, B) as .npy. --profile 1 adds\n"
-            "a per-op time table (stderr) from extra synchronized runs without a CUDA graph. --frame WxH adds\n"
-            "frame_median_ms: ck_key_passes on a synthetic WxH plate (upload, pre-processing, forward,\n"
-            "post-processing, download of every pass; inputs in page-locked memory, and again in ordinary\n"
-            "memory: frame_pageable_inputs_median_ms). --input X.npy runs the network on a given pre-processed\n"
-            "input (S, S, 4 float32: normalized RGB and hint, NHWC) instead of the built-in smooth one;\n"
-            "--dump-intermediates DIR (implies --slim 0) writes f1..f4, logits, logits_up and delta_raw of the\n"
-            "last run as float32 .npy files (NHWC) into DIR, for precision studies against a reference.\n"
-            "--batch N runs N images per forward (median_ms is the batch's, per_image_ms = median_ms / N; the\n"
-            "images differ). --tile T/O makes the context tiled (model size T, overlap O): the network runs\n"
-            "batches of tiles (--batch, or as many as fit 2 GiB), and --frame keys the plate in tiles.\n"
+            "--compile), median_ms, min_ms, p95_ms of the forward over --runs timed runs after --warmup\n"
+            "untimed ones (device events on CUDA, input already on the device), e2e_median_ms (upload +\n"
+            "forward + download), activation/weight MiB, device peak MiB and host peak RSS.\n"
+            "\n");
+    ck_opts_help(f, CK_CMD_BENCH);
+    fprintf(f,
             "\n"
             "Sweeps (the seed benchmarks' definitions): toggles slim (no kept intermediates), stage_gc,\n"
             "sdpa (fused attention), bf16 (16-bit activations vs fp32), fused_decode, gpu_preprocess,\n"
             "compile (CUDA Graph), pad64. ablation: all on, each off alone, all off (\"baseline\"); key: the\n"
             "seed's six rows (compile and pad64 on in the all-on row only); full: every combination;\n"
             "isolate: all off, then each alone. Labels join the toggles that are on with \"+\".\n"
-            "  --resolution N ...    frame and model sizes, multiples of 32 (default 512), the outer loop\n"
-            "  --tiled T/O ...       add per resolution a row keying the res x res frame in T-pixel tiles with\n"
-            "                        O overlap (ck_key_image; ckey's default toggles; time per frame)\n"
-            "  --toggles LIST        comma list of the toggles to sweep (default all); the others keep ckey's\n"
-            "                        defaults or the single-configuration options given\n"
-            "  --half fp16|bf16      the precision \"bf16\" on means (default fp16: as fast as bf16 on CUDA and\n"
-            "                        within the accuracy bounds)\n"
-            "  --md FILE, --json FILE  also write the Markdown table / the JSON (header + one object per row;\n"
-            "                        `--json -` prints it instead of the table). `ckey doctor` reads\n"
-            "                        ~/.cache/ckey/bench.json when present\n"
             "On the CPU bf16, compile and gpu_preprocess are not available and are dropped (the header says so).\n"
             "Per row: First (the first frame after load, incl. graph capture: the first of the --warmup runs),\n"
             "then --warmup - 1 untimed runs, then --runs timed ones: median, min, p95. A timed run is one\n"
@@ -111,32 +88,7 @@ static double time_compute(ck_ctx *ctx, int n) {
     return now_ms() - t0;
 }
 
-static int flag01(const char *opt, const char *v, int *out) {
-    if (v && (!strcmp(v, "0") || !strcmp(v, "1"))) {
-        *out = v[0] == '1';
-        return 1;
-    }
-    fprintf(stderr, "ckey: %s expects 0 or 1, got '%s'\n", opt, v ? v : "");
-    return 0;
-}
-
-typedef struct bench_opts {
-    const char   *ckpt, *dump, *md, *json;
-    const char   *input;      /* --input: the network input (S, S, 4) float32 .npy instead of the built-in one */
-    const char   *dump_inter; /* --dump-intermediates: folder for f1..f4, logits, logits_up, delta_raw */
-    ck_params     p;
-    int           warmup, runs, profile, size_set;
-    int           sweep_set;
-    ck_sweep_kind sweep;
-    int           res[BENCH_MAX_RES], n_res;
-    int           tiled[BENCH_MAX_RES][2], n_tiled;
-    ck_precision  half;
-    int           half_set;
-    unsigned      toggles;
-    int           toggles_set;
-    int           frame_w, frame_h; /* --frame: also time ck_key_passes on a frame of this size */
-    int           batch;            /* --batch: images per forward (0: the context's choice) */
-} bench_opts;
+/* bench_opts: cmd_opts.h */
 
 static int make_frame_wh(int w, int h, ck_image *rgb, ck_image *hint);
 
@@ -654,58 +606,7 @@ static int bench_sweep(const bench_opts *o) {
     return rc;
 }
 
-/* ---- options ---- */
-
-static int parse_list(int argc, char **argv, int *i, const char *opt, int (*one)(const char *, bench_opts *),
-                      bench_opts *o) {
-    int any = 0;
-    while (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0) {
-        if (!one(argv[++*i], o)) return 0;
-        any = 1;
-    }
-    if (!any) fprintf(stderr, "ckey: %s needs at least one value\n", opt);
-    return any;
-}
-
-static int one_res(const char *v, bench_opts *o) {
-    char *end;
-    long  r = strtol(v, &end, 10);
-    if (*end || r < 32 || r > 16384 || r % 32 || o->n_res == BENCH_MAX_RES) {
-        fprintf(stderr, "ckey: --resolution: '%s' is not a multiple of 32 in [32, 16384] (at most %d values)\n", v,
-                BENCH_MAX_RES);
-        return 0;
-    }
-    o->res[o->n_res++] = (int)r;
-    return 1;
-}
-
-static int one_tiled(const char *v, bench_opts *o) {
-    int t = 0, ov = 0;
-    char extra;
-    if (sscanf(v, "%d/%d%c", &t, &ov, &extra) != 2 || t < 32 || t % 32 || ov < 0 || ov >= t ||
-        o->n_tiled == BENCH_MAX_RES) {
-        fprintf(stderr, "ckey: --tiled: '%s' is not TILE/OVERLAP with TILE a multiple of 32 and 0 <= OVERLAP < TILE\n", v);
-        return 0;
-    }
-    o->tiled[o->n_tiled][0] = t, o->tiled[o->n_tiled][1] = ov, o->n_tiled++;
-    return 1;
-}
-
-static int parse_toggles(const char *v, unsigned *out) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", v);
-    *out = 0;
-    for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
-        const int t = ck_toggle_parse(s);
-        if (t < 0) {
-            fprintf(stderr, "ckey: --toggles: unknown toggle '%s' (slim, stage_gc, sdpa, bf16, fused_decode, "
-                            "gpu_preprocess, compile, pad64)\n", s);
-            return 0;
-        }
-        *out |= 1u << t;
-    }
-    return 1;
-}
+/* ---- options (option_table.c) ---- */
 
 int ck_cli_bench(int argc, char **argv) {
     bench_opts o;
@@ -714,107 +615,24 @@ int ck_cli_bench(int argc, char **argv) {
     o.p.size = 512;
     o.warmup = 3, o.runs = 10;
     o.half   = CK_PREC_FP16;
-    int sweep_only = 0; /* an option that needs --sweep */
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage_bench(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--resolution")) {
-            if (!parse_list(argc, argv, &i, a, one_res, &o)) return 2;
-            sweep_only = 1;
-            continue;
-        }
-        if (!strcmp(a, "--tiled")) {
-            if (!parse_list(argc, argv, &i, a, one_tiled, &o)) return 2;
-            sweep_only = 1;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "ckey: %s needs a value\n", a);
-            return 2;
-        }
-        i++;
-        if (!strcmp(a, "--checkpoint")) o.ckpt = v;
-        else if (!strcmp(a, "--size")) o.p.size = atoi(v), o.size_set = 1;
-        else if (!strcmp(a, "--warmup")) o.warmup = atoi(v);
-        else if (!strcmp(a, "--runs")) o.runs = atoi(v);
-        else if (!strcmp(a, "--threads")) o.p.threads = atoi(v);
-        else if (!strcmp(a, "--head-dim")) o.p.head_dim = atoi(v);
-        else if (!strcmp(a, "--device")) {
-            if (!ck_cli_parse_device(v, &o.p.device)) return 2;
-        } else if (!strcmp(a, "--precision")) {
-            if (!ck_cli_parse_precision(v, &o.p.precision)) return 2;
-        } else if (!strcmp(a, "--sdpa")) {
-            if (!flag01(a, v, &o.p.fused_attention)) return 2;
-        } else if (!strcmp(a, "--pad64")) {
-            if (!flag01(a, v, &o.p.pad64)) return 2;
-        } else if (!strcmp(a, "--compile")) {
-            if (!flag01(a, v, &o.p.cuda_graph)) return 2;
-        } else if (!strcmp(a, "--stage-gc")) {
-            if (!flag01(a, v, &o.p.stage_gc)) return 2;
-        } else if (!strcmp(a, "--slim")) {
-            int slim;
-            if (!flag01(a, v, &slim)) return 2;
-            o.p.keep_intermediates = !slim;
-        } else if (!strcmp(a, "--dump")) {
-            o.dump = v;
-        } else if (!strcmp(a, "--input")) {
-            o.input = v;
-        } else if (!strcmp(a, "--dump-intermediates")) {
-            o.dump_inter = v, o.p.keep_intermediates = 1;
-        } else if (!strcmp(a, "--frame")) {
-            if (sscanf(v ? v : "", "%dx%d", &o.frame_w, &o.frame_h) != 2 || o.frame_w < 1 || o.frame_h < 1 ||
-                o.frame_w > 16384 || o.frame_h > 16384) {
-                fprintf(stderr, "ckey: --frame expects WxH (e.g. 3840x2160), got '%s'\n", v ? v : "");
-                return 2;
-            }
-        } else if (!strcmp(a, "--batch")) {
-            o.batch = atoi(v), o.p.max_batch = o.batch;
-            if (o.batch < 1 || o.batch > CK_MAX_BATCH) {
-                fprintf(stderr, "ckey: --batch expects 1 to %d, got '%s'\n", CK_MAX_BATCH, v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--tile")) {
-            int  t = 0, ov = 0;
-            char extra;
-            if (sscanf(v, "%d/%d%c", &t, &ov, &extra) != 2 || t < 32 || t % 32 || ov < 0 || ov >= t) {
-                fprintf(stderr, "ckey: --tile expects TILE/OVERLAP (TILE a multiple of 32, 0 <= OVERLAP < TILE), got '%s'\n",
-                        v);
-                return 2;
-            }
-            o.p.tile = t, o.p.tile_overlap = ov;
-        } else if (!strcmp(a, "--profile")) {
-            if (!flag01(a, v, &o.profile)) return 2;
-            if (o.profile) o.p.cuda_graph = 0;
-        } else if (!strcmp(a, "--sweep")) {
-            if (!ck_sweep_parse(v, &o.sweep)) {
-                fprintf(stderr, "ckey: --sweep expects ablation, key, full or isolate, got '%s'\n", v);
-                return 2;
-            }
-            o.sweep_set = 1;
-        } else if (!strcmp(a, "--half")) {
-            if (strcmp(v, "fp16") && strcmp(v, "bf16")) {
-                fprintf(stderr, "ckey: --half expects fp16 or bf16, got '%s'\n", v);
-                return 2;
-            }
-            o.half = v[0] == 'b' ? CK_PREC_BF16 : CK_PREC_FP16, o.half_set = 1, sweep_only = 1;
-        } else if (!strcmp(a, "--toggles")) {
-            if (!parse_toggles(v, &o.toggles)) return 2;
-            o.toggles_set = 1, sweep_only = 1;
-        } else if (!strcmp(a, "--md")) o.md = v, sweep_only = 1;
-        else if (!strcmp(a, "--json")) o.json = v, sweep_only = 1;
-        else {
-            fprintf(stderr, "ckey: unknown bench option '%s'\n", a);
-            return 2;
-        }
+    ck_opt_result r;
+    const int     st = ck_opts_parse(CK_CMD_BENCH, argc, argv, &o, &r);
+    if (st == CK_OPT_HELP) {
+        usage_bench(stdout);
+        return 0;
     }
+    if (st != CK_OPT_OK) return 2;
+#define GIVEN(name) ck_opts_given(&r, CK_CMD_BENCH, name)
+    o.size_set = GIVEN("size"), o.sweep_set = GIVEN("sweep"), o.half_set = GIVEN("half");
+    o.toggles_set = GIVEN("toggles");
+    o.batch       = o.p.max_batch;
+    if (o.dump_inter) o.p.keep_intermediates = 1;
+    /* the per-op table comes from runs without a CUDA graph; the timed runs too unless --compile says */
+    if (o.profile && !GIVEN("compile")) o.p.cuda_graph = 0;
+    const int sweep_only = GIVEN("resolution") || GIVEN("tiled") || GIVEN("toggles") || GIVEN("half") || GIVEN("md") ||
+                           GIVEN("json");
+#undef GIVEN
     if (!o.ckpt) o.ckpt = BENCH_DEFAULT_CKPT;
-    if (o.p.size < 32 || o.p.size % 32 || o.runs < 1 || o.warmup < 0) {
-        usage_bench(stderr);
-        return 2;
-    }
     if (!o.sweep_set) {
         if (sweep_only) {
             fprintf(stderr, "ckey: --resolution, --tiled, --toggles, --half, --md and --json need --sweep\n");

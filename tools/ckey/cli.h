@@ -12,22 +12,15 @@ int         ck_cli_doctor(int argc, char **argv);
  * returns 0 with a message for an unknown preset name. */
 int         ck_cli_apply_preset(const char *name, ck_params *p);
 int         ck_cli_plates(int argc, char **argv);
-/* An integer option in [lo, hi]; 0 after a message naming the option. */
-int         ck_cli_arg_long(const char *opt, const char *v, long lo, long hi, long *out);
-/* The plate options `ckey plates` and `ckey quality` share (--size, --count, --seed, --hint-erode,
- * --hint-dilate): 1 taken, 0 not one of them, -1 bad value (message printed). */
-struct ck_plate_params;
-int         ck_cli_plate_option(const char *opt, const char *val, struct ck_plate_params *pp, long *count);
 int         ck_cli_quality(int argc, char **argv);
-int         ck_cli_parse_device(const char *v, ck_device *out);
-int         ck_cli_parse_precision(const char *v, ck_precision *out);
 const char *ck_cli_device_name(const ck_ctx *ctx);
 double      ck_cli_median(double *v, int n);
 /* farm.c: `ckey farm` (slurm, assemble). ck_cli_shard: --shard I/N (0-based) or auto (the index and count
- * of a Slurm array task or a Kubernetes Indexed Job, count_opt / CKEY_SHARD_COUNT where the scheduler gives
- * none); 0 with the error in msg, 1 with msg saying where an automatic shard came from (else ""). */
+ * of a Slurm array task or a Kubernetes Indexed Job, count_opt (--shard-count; 0: none) / CKEY_SHARD_COUNT
+ * where the scheduler gives none); 0 with the error in msg, 1 with msg saying where an automatic shard came
+ * from (else ""). */
 int         cmd_farm(int argc, char **argv);
-int         ck_cli_shard(const char *spec, const char *count_opt, int *index, int *count, char *msg, size_t n);
+int         ck_cli_shard(const char *spec, int count_opt, int *index, int *count, char *msg, size_t n);
 /* --frame-numbers A-B: the positions [*first, *last] of the frames whose number (the last run of digits in
  * the stem, plate.1001 -> 1001; a video's 0-based index) lies in A..B; 0 with a message when the range
  * reaches outside the shot's numbers, a stem has none, or the frames are not consecutive. */

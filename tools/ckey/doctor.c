@@ -29,7 +29,9 @@
  * 0.0133, 512/64 0.0137, full frame at its training size 512 0.0150. */
 #include "ckey.h"
 #include "cli.h"
+#include "cmd_opts.h"
 #include "key.h"
+#include "options.h"
 #include "io/checkpoint.h"
 #include "model/builtin.h"
 #include "model/model.h"
@@ -543,28 +545,25 @@ static void usage_doctor(FILE *f) {
                "mode at 2048 (full frame, tiled 768/64, 512/64, 1024/64) and the recommended configuration, which\n"
                "`ckey key --preset auto` applies. Working sets come from a stored `ckey bench --sweep ... --json`\n"
                "measured on this device (--bench-json FILE, default ~/.cache/ckey/bench.json) when present, else\n"
-               "from ckey's measured formula. --json prints one JSON object instead.\n");
+               "from ckey's measured formula. --json prints one JSON object instead.\n"
+               "\n"
+               "options:\n");
+    ck_opts_help(f, CK_CMD_DOCTOR);
 }
 
 static double ckpt_mib_for(const ckpt_status *c) { return c->found_at >= 0 ? c->size_mib : 380.0; }
 
 int ck_cli_doctor(int argc, char **argv) {
-    int         json = 0;
-    const char *ckpt = NULL, *bench = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage_doctor(stdout);
-            return 0;
-        } else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--checkpoint") && v) ckpt = v, i++;
-        else if (!strcmp(a, "--bench-json") && v) bench = v, i++;
-        else {
-            fprintf(stderr, "ckey: doctor: unknown option or missing value '%s'\n", a);
-            usage_doctor(stderr);
-            return 2;
-        }
+    doctor_opts o = {0};
+    ck_opt_result r;
+    const int     st = ck_opts_parse(CK_CMD_DOCTOR, argc, argv, &o, &r);
+    if (st == CK_OPT_HELP) {
+        usage_doctor(stdout);
+        return 0;
     }
+    if (st != CK_OPT_OK) return 2;
+    const int   json = o.json;
+    const char *ckpt = o.ckpt, *bench = o.bench;
     host_info h;
     read_host(&h);
     ckpt_status c;

@@ -6,6 +6,8 @@
  * start timecode; `ckey encode` takes them as --fps and --timecode (the passes do not record them).
  * shot_video_meta: what a shot's videos carry, from its source. */
 #include "key.h"
+#include "cmd_opts.h"
+#include "options.h"
 
 #include "io/sequence.h"
 #ifdef CK_HAVE_FFMPEG
@@ -120,42 +122,31 @@ int encode_videos(const char *out, const char *stem, const int want[3], double f
 }
 #endif
 
+static void usage_encode(FILE *f) {
+    fprintf(f, "usage: ckey encode OUT [--video-out prores,ffv1,h264] [--fps F] [--timecode HH:MM:SS:FF] [--name STEM]\n"
+               "Encodes the videos of a shot from the passes in OUT (OUT/FG + OUT/Matte: ProRes 4444 or FFV1 with\n"
+               "the matte as alpha; OUT/Comp: H.264), frames in natural order, as `ckey key` would have written\n"
+               "them while keying (the same samples): after --shard runs, or to redo a deliverable. `ckey key\n"
+               "--skip-existing` encodes by itself once every frame of the shot is there, with the source's rate\n"
+               "and timecode.\n"
+               "\n"
+               "options:\n");
+    ck_opts_help(f, CK_CMD_ENCODE);
+}
+
 int cmd_encode(int argc, char **argv) {
-    const char *out = NULL, *list = "prores,h264", *name = NULL, *timecode = NULL;
-    double      fps = 24.0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: ckey encode OUT [--video-out prores,ffv1,h264] [--fps F] [--timecode HH:MM:SS:FF] [--name STEM]\n"
-                   "Encodes the videos of a shot from the passes in OUT (OUT/FG + OUT/Matte: ProRes 4444 or FFV1 with\n"
-                   "the matte as alpha; OUT/Comp: H.264), frames in natural order, as `ckey key` would have written\n"
-                   "them while keying (the same samples): after --shard runs, or to redo a deliverable. Default\n"
-                   "--video-out prores,h264, --fps 24, --name: OUT's folder name. --timecode: the start timecode of\n"
-                   "the first frame (';' before FF for drop-frame), written as the videos' timecode (a tmcd track in\n"
-                   "MOV/MP4); without it the videos carry none. `ckey key --skip-existing` encodes by itself once\n"
-                   "every frame of the shot is there, with the source's rate and timecode.\n");
-            return 0;
-        }
-        if (a[0] != '-') {
-            out = a;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "ckey: %s needs a value\n", a);
-            return EXIT_USAGE;
-        }
-        i++;
-        if (!strcmp(a, "--video-out")) list = v;
-        else if (!strcmp(a, "--fps")) fps = atof(v);
-        else if (!strcmp(a, "--name")) name = v;
-        else if (!strcmp(a, "--timecode")) timecode = v;
-        else {
-            fprintf(stderr, "ckey: unknown encode option '%s'\n", a);
-            return EXIT_USAGE;
-        }
+    encode_opts eo = {"prores,h264", NULL, NULL, 24.0};
+    ck_opt_result r;
+    const int     st = ck_opts_parse(CK_CMD_ENCODE, argc, argv, &eo, &r);
+    if (st == CK_OPT_HELP) {
+        usage_encode(stdout);
+        return 0;
     }
-    if (!out || fps <= 0 || fps > 1000) {
-        fprintf(stderr, "ckey: encode needs an output folder (and --fps in (0, 1000]); see 'ckey encode --help'\n");
+    if (st != CK_OPT_OK) return EXIT_USAGE;
+    const char  *out = r.npos ? r.pos[0] : NULL, *list = eo.list, *name = eo.name, *timecode = eo.timecode;
+    const double fps = eo.fps;
+    if (!out) {
+        fprintf(stderr, "ckey: encode needs an output folder: ckey encode OUT [options] (see 'ckey encode --help')\n");
         return EXIT_USAGE;
     }
 #ifdef CK_HAVE_FFMPEG

@@ -9,6 +9,7 @@
  *                             --json events, a "task_end" line (exit code, end): the manifest's source
  *   OUT/.farm/jobs.log        one line per submission (time, array job, assemble job, chunks) */
 #include "farm.h"
+#include "options.h"
 
 #include "io/sequence.h"
 #ifdef CK_HAVE_FFMPEG
@@ -38,12 +39,9 @@ static int parse_long(const char *s, long *v) {
 
 static int env_long(const char *name, long *v) { return parse_long(getenv(name), v); }
 
-static int shard_auto(const char *count_opt, int *index, int *count, char *msg, size_t n) {
-    long id, mn, mx, cnt, step = 1, opt_count = 0;
-    if (count_opt && (!parse_long(count_opt, &opt_count) || opt_count < 1 || opt_count > 1000000)) {
-        snprintf(msg, n, "--shard-count expects a count of shards (1 to 1000000), got '%s'", count_opt);
-        return 0;
-    }
+static int shard_auto(int count_opt, int *index, int *count, char *msg, size_t n) {
+    long id, mn, mx, cnt, step = 1;
+    const long opt_count = count_opt; /* --shard-count, range-checked by the parser; 0: not given */
     if (env_long("SLURM_ARRAY_TASK_ID", &id)) {
         /* Slurm numbers array tasks MIN, MIN+STEP, ..., MAX (sbatch --array=1-10, 0-99:4); a list
          * (--array=1,2,5) has no such order, and its MIN/MAX/COUNT do not fit one */
@@ -96,7 +94,7 @@ static int shard_auto(const char *count_opt, int *index, int *count, char *msg, 
     return 0;
 }
 
-int ck_cli_shard(const char *spec, const char *count_opt, int *index, int *count, char *msg, size_t n) {
+int ck_cli_shard(const char *spec, int count_opt, int *index, int *count, char *msg, size_t n) {
     msg[0] = '\0';
     if (!strcmp(spec, "auto")) return shard_auto(count_opt, index, count, msg, n);
     if (count_opt) {
@@ -333,22 +331,9 @@ void farm_usage(FILE *f) {
                "(job scripts, logs, task records) and submits `sbatch --array` (tasks run `ckey key --frames\n"
                "A-B --skip-existing --json` on their chunk) plus a `ckey farm assemble DIR` job that runs\n"
                "after every task succeeded (--dependency=afterok). Submitting again keys only the frames whose\n"
-               "passes are missing or do not decode: the array holds just their chunks.\n"
-               "  --chunk N            frames per task (default 10)\n"
-               "  --gpus-per-task N    GPUs per task (sbatch --ntasks=1 --gpus-per-task=N; default: none asked)\n"
-               "  --partition P        Slurm partition of both jobs\n"
-               "  --time T             time limit of each key task (sbatch --time)\n"
-               "  --sbatch-arg ARG     passed to both sbatch commands as given (repeatable), e.g.\n"
-               "                       --sbatch-arg=--account=vfx --sbatch-arg=--cpus-per-task=4\n"
-               "  --job-name NAME      (default ckey-<shot>)\n"
-               "  --video-out LIST     videos the assemble step encodes: prores, ffv1, h264 or none (default\n"
-               "                       prores,h264)\n"
-               "  --fps F              their frame rate (default: the video's, else 24)\n"
-               "  --ckey PATH          the ckey the nodes run (default: this executable)\n"
-               "  --dry-run            write DIR/.farm/ and print the sbatch commands; submit nothing\n"
-               "  --wait               sbatch --wait: return when the assemble step has run (or cannot, because\n"
-               "                       a task failed), with its status: 0 when the shot is complete\n"
-               "Every other option goes to `ckey key` (--checkpoint, --size, --device, --threads, --tile, ...).\n"
+               "passes are missing or do not decode: the array holds just their chunks.\n");
+    ck_opts_help(f, CK_CMD_FARM_SLURM);
+    fprintf(f, "Every other option goes to `ckey key` (--checkpoint, --size, --device, --threads, --tile, ...).\n"
                "\n"
                "assemble: checks that every frame of the shot has all its passes and that they decode (as\n"
                "--skip-existing does), encodes the videos from them (ckey encode) and writes\n"
@@ -356,6 +341,7 @@ void farm_usage(FILE *f) {
                "keyed it, the tasks' timings. Reads the shot from DIR/.farm/job.conf when `ckey farm slurm` wrote\n"
                "one; otherwise (OpenJD, other schedulers) give --image INPUT and the key options of the run\n"
                "(--no-comp matters). Frames missing: exit 1, naming them; resubmit to key them.\n");
+    ck_opts_help(f, CK_CMD_FARM_ASSEMBLE);
 }
 
 int cmd_farm(int argc, char **argv) {

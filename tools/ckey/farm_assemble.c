@@ -7,6 +7,8 @@
  * bench.json. Checksums are SHA-256 through FFmpeg's libavutil (linked for the videos); a build without
  * FFmpeg writes CRC-32 through libdeflate instead, and says which in "checksum". */
 #include "farm.h"
+#include "cmd_opts.h"
+#include "options.h"
 
 #include "signals.h"
 
@@ -309,36 +311,19 @@ static int write_manifest(const char *path, const key_opts *o, const farm_shot *
 }
 
 int farm_assemble(int argc, char **argv) {
-    const char *out = NULL, *video_out = NULL, *fps_opt = NULL, *name_opt = NULL;
-    char       *kargv[FARM_MAX_ARGS + 8];
-    int         kc = 0, has_image = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            farm_usage(stdout);
-            return 0;
-        }
-        if (a[0] != '-' && !out) {
-            out = a;
-            continue;
-        }
-        const char **val = !strcmp(a, "--video-out") ? &video_out : !strcmp(a, "--fps") ? &fps_opt
-                         : !strcmp(a, "--name")    ? &name_opt : NULL;
-        if (val) {
-            if (!v) {
-                fprintf(stderr, "ckey: %s needs a value\n", a);
-                return EXIT_USAGE;
-            }
-            *val = v, i++;
-            continue;
-        }
-        if (kc >= FARM_MAX_ARGS) {
-            fprintf(stderr, "ckey: too many key options\n");
-            return EXIT_USAGE;
-        }
-        has_image |= !strcmp(a, "--image");
-        kargv[kc++] = argv[i]; /* the run's key options */
+    assemble_opts ao = {0};
+    ck_opt_result r;
+    const int     st = ck_opts_parse(CK_CMD_FARM_ASSEMBLE, argc, argv, &ao, &r);
+    if (st == CK_OPT_HELP) {
+        farm_usage(stdout);
+        return 0;
     }
+    if (st != CK_OPT_OK) return EXIT_USAGE;
+    const char *out = r.npos ? r.pos[0] : NULL, *video_out = ao.video_out, *name_opt = ao.name;
+    char      **kargv     = r.pass; /* the run's key options */
+    const int   kc        = r.npass;
+    int         has_image = 0;
+    for (int i = 0; i < kc; i++) has_image |= !strncmp(kargv[i], "--image", 7) && (!kargv[i][7] || kargv[i][7] == '=');
     if (!out) {
         fprintf(stderr, "ckey: farm assemble needs the output folder: ckey farm assemble DIR (see --help)\n");
         return EXIT_USAGE;
@@ -350,7 +335,7 @@ int farm_assemble(int argc, char **argv) {
                         "INPUT and the key options of the run\n", out);
         return EXIT_USAGE;
     }
-    char *all[FARM_MAX_ARGS + 12];
+    char *all[FARM_MAX_ARGS + CK_OPT_MAX_PASS + 8]; /* job.conf's options, then the command line's */
     int   n = 0;
     if (!has_image) { /* the shot as `ckey farm slurm` recorded it */
         all[n++] = "--image", all[n++] = conf.image;
@@ -373,7 +358,7 @@ int farm_assemble(int argc, char **argv) {
     }
     const char *name = name_opt ? name_opt : have_conf && !has_image && conf.name[0] ? conf.name : shot.name;
     if (!video_out) video_out = have_conf && conf.video_out[0] ? conf.video_out : "prores,h264";
-    const double fps = fps_opt ? atof(fps_opt) : have_conf && conf.fps > 0 ? conf.fps : shot.fps;
+    const double fps = ao.fps > 0 ? ao.fps : have_conf && conf.fps > 0 ? conf.fps : shot.fps;
 
     /* every task is over: what a killed one left half-written goes */
     static const char *dirs[5] = {"", "/Matte", "/FG", "/Processed", "/Comp"};

@@ -3,6 +3,8 @@
  * runs after all of them succeeded (afterok). Submitting again keys only the chunks with frames whose passes
  * are missing or do not decode. farm.c describes the files under OUT/.farm/. */
 #include "farm.h"
+#include "cmd_opts.h"
+#include "options.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -76,92 +78,62 @@ static int absolute(char *out, size_t n, const char *p) {
     return 1;
 }
 
-typedef struct farm_opts {
-    const char *shot, *out, *hint, *partition, *time, *job_name, *video_out, *fps, *ckey;
-    long        chunk, gpus;
-    const char *sbatch_args[32];
-    int         n_sbatch;
-    int         dry_run, wait;
-    char       *key_args[FARM_MAX_ARGS]; /* the options passed to ckey key (pointers into argv, or paths) */
-    int         n_key;
-} farm_opts;
+/* farm_opts: cmd_opts.h */
 
 /* key options the farm sets itself */
 static const char *const FARM_OWNED[] = {"--image", "--frames", "--frame-numbers", "--shard", "--shard-count",
                                          "--skip-existing", "--json", NULL};
 
+/* The name of an option as given ("--frames" of "--frames=0-3") is `name`. */
+static int option_is(const char *arg, const char *name) {
+    const size_t l = strlen(name);
+    return !strncmp(arg, name, l) && (arg[l] == '\0' || arg[l] == '=');
+}
+
 static int parse_farm(int argc, char **argv, farm_opts *f) {
     static char ckpt[CK_PATH_MAX];
     memset(f, 0, sizeof *f);
     f->chunk = 10;
-    f->shot  = argc > 0 && argv[0][0] != '-' ? argv[0] : NULL;
-    if (!f->shot) {
-        if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
-            farm_usage(stdout);
-            exit(0);
-        }
-        fprintf(stderr, "ckey: farm slurm needs the shot first: ckey farm slurm SHOT_OR_INPUT --out DIR [options]\n");
+    ck_opt_result r;
+    const int     st = ck_opts_parse(CK_CMD_FARM_SLURM, argc, argv, f, &r);
+    if (st == CK_OPT_HELP) {
+        farm_usage(stdout);
+        exit(0);
+    }
+    if (st != CK_OPT_OK) return 0;
+    if (!r.npos) {
+        fprintf(stderr, "ckey: farm slurm needs the shot: ckey farm slurm SHOT_OR_INPUT --out DIR [options]\n");
         return 0;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        const char **val = NULL; /* where an option with a value stores it */
-        if (!strcmp(a, "--out")) val = &f->out;
-        else if (!strcmp(a, "--hint")) val = &f->hint;
-        else if (!strcmp(a, "--partition")) val = &f->partition;
-        else if (!strcmp(a, "--time")) val = &f->time;
-        else if (!strcmp(a, "--job-name")) val = &f->job_name;
-        else if (!strcmp(a, "--video-out")) val = &f->video_out;
-        else if (!strcmp(a, "--fps")) val = &f->fps;
-        else if (!strcmp(a, "--ckey")) val = &f->ckey;
-        if ((!strcmp(a, "--sbatch-arg") || !strncmp(a, "--sbatch-arg=", 13)) && f->n_sbatch == 32) {
-            fprintf(stderr, "ckey: at most 32 --sbatch-arg\n");
+    f->shot = r.pos[0];
+    /* the key options of the tasks, as given; those the farm decides itself are refused */
+    for (int i = 0; i < r.npass; i++) {
+        const char *a = r.pass[i];
+        for (int k = 0; FARM_OWNED[k]; k++)
+            if (option_is(a, FARM_OWNED[k])) {
+                fprintf(stderr, "ckey: farm slurm sets %s itself (the input, the tasks' frames, resuming, their "
+                                "events)\n", FARM_OWNED[k]);
+                return 0;
+            }
+        if (f->n_key >= FARM_MAX_ARGS - 2) {
+            fprintf(stderr, "ckey: too many key options\n");
             return 0;
         }
-        if (val || !strcmp(a, "--chunk") || !strcmp(a, "--gpus-per-task") || !strcmp(a, "--sbatch-arg")) {
-            if (!v) {
-                fprintf(stderr, "ckey: %s needs a value\n", a);
-                return 0;
+        if (option_is(a, "--checkpoint")) { /* a checkpoint file by its absolute path, for the nodes */
+            const char *v = a[12] == '=' ? a + 13 : i + 1 < r.npass ? r.pass[++i] : NULL;
+            f->key_args[f->n_key++] = "--checkpoint";
+            if (v && file_exists(v)) {
+                if (!absolute(ckpt, sizeof ckpt, v)) return 0;
+                v = ckpt;
             }
-            i++;
-            if (val) *val = v;
-            else if (!strcmp(a, "--chunk") && !ck_cli_arg_long(a, v, 1, 1000000, &f->chunk)) return 0;
-            else if (!strcmp(a, "--gpus-per-task") && !ck_cli_arg_long(a, v, 0, 64, &f->gpus)) return 0;
-            else if (!strcmp(a, "--sbatch-arg")) f->sbatch_args[f->n_sbatch++] = v;
+            if (v) f->key_args[f->n_key++] = (char *)v;
             continue;
         }
-        if (!strncmp(a, "--sbatch-arg=", 13)) f->sbatch_args[f->n_sbatch++] = a + 13;
-        else if (!strcmp(a, "--dry-run")) f->dry_run = 1;
-        else if (!strcmp(a, "--wait")) f->wait = 1;
-        else {
-            for (int k = 0; FARM_OWNED[k]; k++)
-                if (!strcmp(a, FARM_OWNED[k])) {
-                    fprintf(stderr, "ckey: farm slurm sets %s itself (the input, the tasks' frames, resuming, their "
-                                    "events)\n", a);
-                    return 0;
-                }
-            if (f->n_key >= FARM_MAX_ARGS - 2) {
-                fprintf(stderr, "ckey: too many key options\n");
-                return 0;
-            }
-            f->key_args[f->n_key++] = argv[i];
-            if (!strcmp(a, "--checkpoint") && v) { /* a checkpoint file by its absolute path, for the nodes */
-                i++;
-                if (file_exists(v)) {
-                    if (!absolute(ckpt, sizeof ckpt, v)) return 0;
-                    v = ckpt;
-                }
-                f->key_args[f->n_key++] = (char *)v;
-            }
-        }
+        f->key_args[f->n_key++] = r.pass[i];
     }
     if (f->video_out && strcmp(f->video_out, "none") && !strstr(f->video_out, "prores") &&
         !strstr(f->video_out, "ffv1") && !strstr(f->video_out, "h264")) {
         fprintf(stderr, "ckey: --video-out %s names no video (prores, ffv1, h264, or none)\n", f->video_out);
-        return 0;
-    }
-    if (f->fps && (atof(f->fps) <= 0 || atof(f->fps) > 1000)) {
-        fprintf(stderr, "ckey: --fps expects a rate in (0, 1000], got '%s'\n", f->fps);
         return 0;
     }
     return 1;
@@ -314,17 +286,17 @@ int farm_slurm(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/logs", farm_dir);
     const int dirs_ok = mkdir_p(path);
     snprintf(path, sizeof path, "%s/tasks", farm_dir);
-    const double fps = f.fps ? atof(f.fps) : shot.fps;
+    const double fps = f.fps > 0 ? f.fps : shot.fps;
     text         conf = {0}, key_sh = {0}, asm_sh = {0};
     add(&conf, "# ckey farm: the shot keyed into %s (read by ckey farm assemble)\nimage=%s\nhint=%s\nname=%s\n"
-               "video_out=%s\nfps=%.10g\nchunk=%ld\n", out, image, hint, shot.name,
+               "video_out=%s\nfps=%.10g\nchunk=%d\n", out, image, hint, shot.name,
         f.video_out ? f.video_out : "prores,h264", fps, f.chunk);
     for (int i = 0; i < f.n_key; i++) add(&conf, "arg=%s\n", f.key_args[i]);
     add(&key_sh, "#!/bin/bash\n# One task of the Slurm array `ckey farm slurm` submits for %s: chunk $SLURM_ARRAY_TASK_ID,\n"
-                 "# frames chunk*%ld .. chunk*%ld+%ld (0-based positions in the shot). --skip-existing: a rerun keys only what\n"
+                 "# frames chunk*%d .. chunk*%d+%d (0-based positions in the shot). --skip-existing: a rerun keys only what\n"
                  "# is missing. Its record (node, job, frames, ckey's --json events, exit code) goes to .farm/tasks/.\n"
-                 "set -u\nchunk=${SLURM_ARRAY_TASK_ID:?not a Slurm array task}\nfirst=$((chunk * %ld))\n"
-                 "last=$((first + %ld))\nif [ \"$first\" -gt %d ]; then echo \"ckey farm: chunk $chunk is past the shot's "
+                 "set -u\nchunk=${SLURM_ARRAY_TASK_ID:?not a Slurm array task}\nfirst=$((chunk * %d))\n"
+                 "last=$((first + %d))\nif [ \"$first\" -gt %d ]; then echo \"ckey farm: chunk $chunk is past the shot's "
                  "last frame (%d)\" >&2; exit 2; fi\nif [ \"$last\" -gt %d ]; then last=%d; fi\n"
                  "job=${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-0}}\n"
                  "node=$(printf %%s \"${SLURMD_NODENAME:-$(hostname -s)}\" | tr -cd 'A-Za-z0-9._-')\nrecord=",
@@ -368,7 +340,7 @@ int farm_slurm(int argc, char **argv) {
     snprintf(asm_path, sizeof asm_path, "%s/assemble.sh", farm_dir);
     snprintf(part, sizeof part, "--partition=%s", f.partition ? f.partition : "");
     snprintf(tlim, sizeof tlim, "--time=%s", f.time ? f.time : "");
-    snprintf(gpus, sizeof gpus, "--gpus-per-task=%ld", f.gpus);
+    snprintf(gpus, sizeof gpus, "--gpus-per-task=%d", f.gpus);
     char *array_arg = NULL;
     if (ok && chunks) {
         const size_t l = strlen(spec.s) + 16;
@@ -388,7 +360,7 @@ int farm_slurm(int argc, char **argv) {
 
     int rc = ok && (!chunks || array_arg) ? 0 : EXIT_RUNTIME;
     if (rc == 0)
-        fprintf(stderr, "ckey: farm: %s: %d of %d frames to key (%d of %d chunks of %ld)%s\n", out, missing, shot.n,
+        fprintf(stderr, "ckey: farm: %s: %d of %d frames to key (%d of %d chunks of %d)%s\n", out, missing, shot.n,
                 chunks, nch, f.chunk, missing ? "" : "; only the assemble step runs");
     if (rc == 0 && f.dry_run) {
         text t = {0};

@@ -17,7 +17,8 @@
 typedef struct key_opts {
     const char        *image, *hint, *checkpoint, *out, *frames, *shard;
     const char        *frame_numbers; /* --frame-numbers A-B: by the number in the file names */
-    const char        *shard_count;   /* --shard-count N: with --shard auto where the scheduler gives no count */
+    int                shard_count;   /* --shard-count N: with --shard auto where the scheduler gives no count; 0: none */
+    int                preset;        /* --preset auto: 1 (applied while parsing) */
     int                skip_existing;
     int                json; /* NDJSON events on stdout */
     const char        *video_out; /* comma list: prores, ffv1, h264 */

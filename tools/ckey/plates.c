@@ -2,6 +2,8 @@
  * in a layout `ckey key --image DIR/Plate --hint DIR/AlphaHint` and `ckey quality --plates DIR` read. */
 #include "ckey.h"
 #include "cli.h"
+#include "cmd_opts.h"
+#include "options.h"
 #include "io/image.h"
 #include "pipeline/frame_ops.h"
 #include "pipeline/plates.h"
@@ -31,16 +33,8 @@ static void usage_plates(FILE *f) {
             "against the exact float truth in memory. Key them with\n"
             "  ckey key --image DIR/Plate --hint DIR/AlphaHint --out OUT\n"
             "\n"
-            "options:\n"
-            "  --out DIR          output folder (created if missing)\n"
-            "  --size WxH         plate size (default 2048x2048; at least 16x16)\n"
-            "  --count N          number of plates (default 4)\n"
-            "  --seed N           plate set; the same seed and size give identical files (default 1)\n"
-            "  --hint-erode PX    shrink the hint: grey erosion over a (2PX+1)^2 square (default 0)\n"
-            "  --hint-dilate PX   grow the hint: grey dilation, after any erosion (default 0)\n"
-            "  --format F         plate format: exr (default) or png\n"
-            "  --noise X          bound of the triangular noise on sRGB values (default 0.00784 = 2/255)\n"
-            "  --spill X          green spill strength near edges, 0..1 (default 0.35)\n");
+            "options:\n");
+    ck_opts_help(f, CK_CMD_PLATES);
 }
 
 static int mkdirs(const char *path) {
@@ -55,93 +49,26 @@ static int mkdirs(const char *path) {
     return mkdir(tmp, 0777) == 0 || errno == EEXIST;
 }
 
-int ck_cli_arg_long(const char *opt, const char *v, long lo, long hi, long *out) {
-    char *end;
-    errno  = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || !*v || errno || *end || x < lo || x > hi) {
-        fprintf(stderr, "ckey: %s expects an integer in [%ld, %ld], got '%s'\n", opt, lo, hi, v ? v : "");
-        return 0;
-    }
-    *out = x;
-    return 1;
-}
-
-int ck_cli_plate_option(const char *a, const char *val, ck_plate_params *pp, long *count) {
-    long v;
-    if (!strcmp(a, "--size")) {
-        if (ck_plate_parse_size(val, &pp->width, &pp->height)) return 1;
-        fprintf(stderr, "ckey: --size expects WxH (each 16..32768), got '%s'\n", val);
-        return -1;
-    }
-    if (!strcmp(a, "--count")) return ck_cli_arg_long(a, val, 1, 100000, count) ? 1 : -1;
-    if (!strcmp(a, "--seed")) {
-        char *end;
-        errno    = 0;
-        pp->seed = strtoull(val, &end, 10);
-        if (errno || *end || *val == '-' || !*val) {
-            fprintf(stderr, "ckey: --seed expects a non-negative integer, got '%s'\n", val);
-            return -1;
-        }
-        return 1;
-    }
-    if (!strcmp(a, "--hint-erode") || !strcmp(a, "--hint-dilate")) {
-        if (!ck_cli_arg_long(a, val, 0, 4096, &v)) return -1;
-        *(!strcmp(a, "--hint-erode") ? &pp->hint_erode : &pp->hint_dilate) = (int)v;
-        return 1;
-    }
-    return 0;
-}
-
-static int arg_unit(const char *opt, const char *v, float *out) {
-    char *end;
-    float x = v ? strtof(v, &end) : 0;
-    if (!v || !*v || *end || !(x >= 0.0f && x <= 1.0f)) {
-        fprintf(stderr, "ckey: %s expects a number in [0, 1], got '%s'\n", opt, v ? v : "");
-        return 0;
-    }
-    *out = x;
-    return 1;
-}
-
 int ck_cli_plates(int argc, char **argv) {
-    const char     *out = NULL, *format = "exr";
-    long            count = 4;
-    ck_plate_params pp = ck_plate_params_default();
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage_plates(stdout);
-            return 0;
-        }
-        if (!val) {
-            fprintf(stderr, "ckey: %s needs a value (see 'ckey plates --help')\n", a);
-            return 2;
-        }
-        i++;
-        const int plate_opt = ck_cli_plate_option(a, val, &pp, &count);
-        if (plate_opt < 0) return 2;
-        if (plate_opt > 0) continue;
-        if (!strcmp(a, "--out")) out = val;
-        else if (!strcmp(a, "--format")) format = val;
-        else if (!strcmp(a, "--noise")) {
-            if (!arg_unit(a, val, &pp.noise)) return 2;
-        } else if (!strcmp(a, "--spill")) {
-            if (!arg_unit(a, val, &pp.spill)) return 2;
-        } else {
-            fprintf(stderr, "ckey: unknown plates option '%s' (see 'ckey plates --help')\n", a);
-            return 2;
-        }
+    plates_opts po;
+    memset(&po, 0, sizeof po);
+    po.set.pp    = ck_plate_params_default();
+    po.set.count = 4;
+    ck_opt_result r;
+    const int     st = ck_opts_parse(CK_CMD_PLATES, argc, argv, &po, &r);
+    if (st == CK_OPT_HELP) {
+        usage_plates(stdout);
+        return 0;
     }
-    if (!out) {
+    if (st != CK_OPT_OK) return 2;
+    if (!po.out) {
         fprintf(stderr, "ckey: plates needs --out DIR (see 'ckey plates --help')\n");
         return 2;
     }
-    const int png = !strcmp(format, "png");
-    if (!png && strcmp(format, "exr")) {
-        fprintf(stderr, "ckey: --format expects exr or png, got '%s'\n", format);
-        return 2;
-    }
+    const char     *out   = po.out;
+    const int       png   = po.png;
+    const long      count = po.set.count;
+    ck_plate_params pp    = po.set.pp;
     if (!ck_image_format_supported(CK_IMAGE_EXR) || !ck_image_format_supported(CK_IMAGE_PNG)) {
         fprintf(stderr, "ckey: plates writes EXR and PNG files, and this build lacks %s (library not found at "
                         "configure time); 'ckey quality' generates plates in memory without them\n",

@@ -15,6 +15,8 @@
 #include "pipeline/frame_ops.h"
 #include "pipeline/metrics.h"
 #include "pipeline/plates.h"
+#include "cmd_opts.h"
+#include "options.h"
 
 #include <errno.h>
 #include <math.h>
@@ -59,45 +61,17 @@ static void usage_quality(FILE *f) {
             "despeckle) against the truth: alpha MAE, max error, MSE, MAE over the edge band (pixels with\n"
             "0 < truth alpha < 1), fg MAE (sRGB values, pixels with truth alpha > 0), median ms per frame\n"
             "(ck_key_image wall time: pre-processing, network, resize back; despeckle, despill and comp are\n"
-            "off since the scores precede them) and the context's device memory peak (CUDA). A second table compares every configuration's alpha with\n"
-            "the first one's (max and mean difference, PSNR with peak 1; identical outputs give 'inf').\n"
-            "Pixels of all plates are pooled. Progress goes to stderr, the tables to stdout.\n"
+            "off since the scores precede them) and the context's device memory peak (CUDA). A second table\n"
+            "compares every configuration's alpha with the first one's (max and mean difference, PSNR with\n"
+            "peak 1; identical outputs give 'inf'). Pixels of all plates are pooled. Progress goes to stderr,\n"
+            "the tables to stdout. --size, --count, --seed, --hint-erode and --hint-dilate describe the plates\n"
+            "generated in memory.\n"
             "\n"
-            "options:\n"
-            "  --checkpoint F     weights (default: the checkpoint `ckey key` would use, else the built-in small\n"
-            "                     keyer at its training size; random:base_plus gives random Hiera-B+ weights\n"
-            "                     built in memory, and the report then carries a caveat: they do not key)\n"
-            "  --plates DIR       score files written by 'ckey plates' (DIR/Plate, DIR/AlphaHint,\n"
-            "                     DIR/Truth/Alpha, DIR/Truth/FG; EXR plates are read as linear and\n"
-            "                     converted to sRGB, as 'ckey key' does). Without it the plates are made in\n"
-            "                     memory (exact float truth; no image library needed)\n"
-            "  --size WxH         generated plate size (default 2048x2048)\n"
-            "  --count N          number of generated plates (default 4)\n"
-            "  --seed N           generated plate set (default 1)\n"
-            "  --hint-erode PX    erode the generated hints by PX (default 0)\n"
-            "  --hint-dilate PX   dilate the generated hints by PX (default 0)\n"
-            "  --model-size N     model resolution of 'full' configurations, multiple of 32 (default 2048;\n"
-            "                     the built-in model's training size with the built-in model)\n"
-            "  --configs LIST     comma list (default full,tile768/64,tile512/64), each\n"
-            "                       full         the whole frame resized to --model-size\n"
-            "                       fullN        the whole frame at model size N\n"
-            "                       tileT/O      tiled mode: T x T tiles at native resolution, overlap O px\n"
-            "                       tileT        overlap 64 (T/4 for tiles of 128 and less)\n"
-            "                     with optional suffixes -norefiner (coarse decoder output only) and\n"
-            "                     @fp32, @bf16 or @fp16 (precision; the CPU computes in fp32 only), in\n"
-            "                     this order: e.g. full-norefiner@fp16\n"
-            "                       chroma       the baseline without a network: alpha = the automatic\n"
-            "                                    chroma-difference hint of the plate, fg = the plate\n"
-            "  --device D         cpu, cuda or auto (default auto)\n"
-            "  --precision P      precision of configurations without @: fp32, bf16, fp16, auto (default)\n"
-            "  --threads N        CPU threads (default: all cores)\n"
-            "  --warmup N         untimed ck_key_image calls on the first plate before timing (default: 1 on\n"
-            "                     CUDA, where the first frame captures the CUDA Graph; 0 on the CPU)\n"
-            "  --json FILE        also write the results as JSON (NaN as null, infinite PSNR as \"inf\")\n"
-            "  --md FILE          also write the Markdown report to FILE\n"
-            "\n"
-            "exit status: 0 every configuration ran, 1 one failed (the report still lists the others),\n"
-            "2 invalid command line.\n");
+            "options:\n");
+    ck_opts_help(f, CK_CMD_QUALITY);
+    fprintf(f, "\n"
+               "exit status: 0 every configuration ran, 1 one failed (the report still lists the others),\n"
+               "2 invalid command line.\n");
 }
 
 static double now_ms(void) {
@@ -448,58 +422,32 @@ static void run_config(qconfig *q, int idx, int ncfg, qsource *src, ck_plate *pl
 }
 
 int ck_cli_quality(int argc, char **argv) {
-    const char *ckpt = NULL, *configs = "full,tile768/64,tile512/64", *json = NULL, *md = NULL;
-    qsource     src  = {0};
-    long        v, warmup = -1, model_size = 2048;
-    int         model_size_set = 0;
-    char        ckbuf[4096];
-    ck_params   base = ck_params_default();
-    src.pp           = ck_plate_params_default();
-    src.count        = 4;
+    quality_opts q;
+    memset(&q, 0, sizeof q);
+    q.configs      = "full,tile768/64,tile512/64";
+    q.set.pp       = ck_plate_params_default();
+    q.set.count    = 4;
+    q.model_size   = 2048;
+    q.warmup       = -1;
+    q.base         = ck_params_default();
     /* the scored outputs precede post-processing: skip what would only cost time */
-    base.despeckle = 0, base.despill = 0.0f, base.comp = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage_quality(stdout);
-            return 0;
-        }
-        if (!val) {
-            fprintf(stderr, "ckey: %s needs a value (see 'ckey quality --help')\n", a);
-            return 2;
-        }
-        i++;
-        long      count     = src.count;
-        const int plate_opt = ck_cli_plate_option(a, val, &src.pp, &count);
-        if (plate_opt < 0) return 2;
-        src.count = (int)count;
-        if (plate_opt > 0) continue;
-        if (!strcmp(a, "--checkpoint")) ckpt = val;
-        else if (!strcmp(a, "--plates")) src.dir = val;
-        else if (!strcmp(a, "--configs")) configs = val;
-        else if (!strcmp(a, "--json")) json = val;
-        else if (!strcmp(a, "--md")) md = val;
-        else if (!strcmp(a, "--model-size")) {
-            if (!ck_cli_arg_long(a, val, 32, 16384, &model_size)) return 2;
-            model_size_set = 1;
-            if (model_size % 32) {
-                fprintf(stderr, "ckey: --model-size %ld is not a multiple of 32\n", model_size);
-                return 2;
-            }
-        } else if (!strcmp(a, "--device")) {
-            if (!ck_cli_parse_device(val, &base.device)) return 2;
-        } else if (!strcmp(a, "--precision")) {
-            if (!ck_cli_parse_precision(val, &base.precision)) return 2;
-        } else if (!strcmp(a, "--threads")) {
-            if (!ck_cli_arg_long(a, val, 1, 4096, &v)) return 2;
-            base.threads = (int)v;
-        } else if (!strcmp(a, "--warmup")) {
-            if (!ck_cli_arg_long(a, val, 0, 1000, &warmup)) return 2;
-        } else {
-            fprintf(stderr, "ckey: unknown quality option '%s' (see 'ckey quality --help')\n", a);
-            return 2;
-        }
+    q.base.despeckle = 0, q.base.despill = 0.0f, q.base.comp = 0;
+    ck_opt_result r;
+    const int     pst = ck_opts_parse(CK_CMD_QUALITY, argc, argv, &q, &r);
+    if (pst == CK_OPT_HELP) {
+        usage_quality(stdout);
+        return 0;
     }
+    if (pst != CK_OPT_OK) return 2;
+    const char *ckpt = q.ckpt, *configs = q.configs, *json = q.json, *md = q.md;
+    qsource     src  = {0};
+    src.dir          = q.plates;
+    src.pp           = q.set.pp;
+    src.count        = q.set.count;
+    const int  model_size_set = ck_opts_given(&r, CK_CMD_QUALITY, "model-size");
+    long       warmup = q.warmup, model_size = q.model_size;
+    char       ckbuf[4096];
+    ck_params  base = q.base;
     if (!ckpt && !(ckpt = default_checkpoint(ckbuf, sizeof ckbuf))) { /* as `ckey key`: the built-in keyer */
         ckpt = CK_BUILTIN_SPEC;
         CK_LOG_WARN("%s", CK_BUILTIN_NOTE);
