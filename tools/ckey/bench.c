@@ -244,7 +244,7 @@ static int bench_single(const bench_opts *o) {
            "\"min_ms\": %.3f, \"p95_ms\": %.3f, \"e2e_median_ms\": %.3f, "
            "\"activation_mib\": %.1f, \"weights_mib\": %.1f, \"device_peak_mib\": %.1f, \"peak_rss_mib\": %.1f, "
            "%s\"alpha_center\": %.6f, \"checkpoint\": \"%s\"}\n",
-           S, ck_cli_device_name(ctx), ck_dtype_name(ctx->be->act_dtype), pp->fused_attention, pp->pad64, pp->cuda_graph,
+           S, ck_ctx_device_name(ctx), ck_dtype_name(ctx->be->act_dtype), pp->fused_attention, pp->pad64, pp->cuda_graph,
            pp->stage_gc, !pp->keep_intermediates, warmup, runs, nb, pp->tile, pp->tile_overlap, first, med, med / nb, mn,
            p95, e2e_med,
            ck_ctx_activation_bytes(ctx) / 1048576.0, ck_ctx_weight_bytes(ctx) / 1048576.0,

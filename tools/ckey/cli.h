@@ -13,9 +13,9 @@ int         ck_cli_doctor(int argc, char **argv);
 int         ck_cli_apply_preset(const char *name, ck_params *p);
 int         ck_cli_plates(int argc, char **argv);
 int         ck_cli_quality(int argc, char **argv);
-const char *ck_cli_device_name(const ck_ctx *ctx);
+/* bench.c: median and p95 of n timings (sweep.c's rules; v is reordered) */
 double      ck_cli_median(double *v, int n);
-/* farm.c: `ckey farm` (slurm, assemble). ck_cli_shard: --shard I/N (0-based) or auto (the index and count
+/* farm_cmd.c: `ckey farm` (slurm, assemble). shard.c: the frames a task keys. ck_cli_shard: --shard I/N (0-based) or auto (the index and count
  * of a Slurm array task or a Kubernetes Indexed Job, count_opt (--shard-count; 0: none) / CKEY_SHARD_COUNT
  * where the scheduler gives none); 0 with the error in msg, 1 with msg saying where an automatic shard came
  * from (else ""). */

@@ -42,9 +42,5 @@ int  farm_slurm(int argc, char **argv);
 int  farm_assemble(int argc, char **argv);
 void farm_usage(FILE *f);
 
-/* main.c: the option parser of `ckey key` (0 after a message for a bad command line) and CorridorKey's
- * clip folder layout (Input/ or Input.<video>, AlphaHint/, Output/). */
-int ck_cli_parse_key(int argc, char **argv, key_opts *o);
-int ck_cli_is_clip(const char *dir, char *input, char *hint, char *out, size_t n);
 
 #endif

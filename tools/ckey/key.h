@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "core/check.h"
 #include "io/image.h"
+#include "options.h"
 
 #include <stdio.h>
 
@@ -69,5 +70,13 @@ int cmd_encode(int argc, char **argv);
 
 /* key.c: keys o.image (a file, a folder of frames or a video) into o.out; returns the exit status. */
 int run_key(key_opts o);
+
+/* key_args.c: the command line of `ckey key` (cmd CK_CMD_KEY) or `ckey clip` (CK_CMD_CLIP: the folder in
+ * res->pos[0]) into o; 0 after a message for a bad command line (--help prints the usage and exits 0).
+ * ck_cli_parse_key: `ckey key`'s. ck_cli_is_clip: CorridorKey's clip folder layout (Input/ or
+ * Input.<video>, AlphaHint/ or AlphaHint.<video>, Output/) at dir, its paths into input, hint, out. */
+int ck_cli_parse_key_cmd(int argc, char **argv, key_opts *o, ck_cmd cmd, ck_opt_result *res);
+int ck_cli_parse_key(int argc, char **argv, key_opts *o);
+int ck_cli_is_clip(const char *dir, char *input, char *hint, char *out, size_t n);
 
 #endif

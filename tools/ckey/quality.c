@@ -17,6 +17,7 @@
 #include "pipeline/plates.h"
 #include "cmd_opts.h"
 #include "options.h"
+#include "sweep.h"
 
 #include <errno.h>
 #include <math.h>
@@ -414,7 +415,7 @@ static void run_config(qconfig *q, int idx, int ncfg, qsource *src, ck_plate *pl
     ck_ctx_free(ctx);
     q->ok    = st == CK_OK && done == src->count;
     q->score = ck_score_finish(&sc);
-    q->ms    = done ? ck_cli_median(ms, done) : NAN;
+    q->ms    = done ? ck_sweep_median(ms, done) : NAN;
     if (q->ok && !fill_ref && ref && agree_ok) {
         q->has_agree = 1;
         q->agree     = ck_agree_finish(&ag);
