@@ -13,6 +13,9 @@ pkgs="build-essential cmake pkg-config libopenblas-dev libpng-dev libjpeg-dev li
 # the build, which looks for OpenColorIO
 if [ "$mode" = test ]; then
     pkgs="$pkgs libopencolorio-dev clang libclang-rt-dev libomp-dev tmux slurm-wlm munge ffmpeg python3-venv"
+    # the Python package (python/): CPython's headers, numpy, pytest, pip (and the venv above); imageio +
+    # FreeImage read ckey's files in its tests
+    pkgs="$pkgs python3-dev python3-numpy python3-pytest python3-pip python3-imageio libfreeimage3"
 fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
@@ -45,6 +48,18 @@ test)
     fi
     export PATH="$PATH:$PWD/build/farm-venv/bin"
     (cd build && ctest --output-on-failure -j2)
+    # the Python package against a CPU-only, position-independent ckey_core (build/python-ext), with
+    # Debian's Python, which the packages above serve: into it, else (its pip refuses) into a venv under
+    # build/ that sees its numpy; then its tests, which compare with build/ckey's files
+    echo "== the Python package (python/): pip install, pytest"
+    py=/usr/bin/python3
+    py_build=(env CKEY_BUILD_DIR="$PWD/build/python-ext" CKEY_CUDA=OFF CKEY_BUILD_JOBS="$jobs")
+    if ! "${py_build[@]}" $py -m pip install --quiet --no-build-isolation ./python 2> /dev/null; then
+        $py -m venv --system-site-packages build/python-venv
+        py=build/python-venv/bin/python
+        "${py_build[@]}" $py -m pip install --quiet --no-build-isolation ./python
+    fi
+    CKEY_BIN="$PWD/build/ckey" $py -m pytest -q -p no:cacheprovider python/tests
     echo "== file parsers and the frame pipeline (threads) under AddressSanitizer + UBSan (build-asan/)"
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCK_SANITIZE=ON -DCK_WITH_CUDA=OFF
     cmake --build build-asan -j"$jobs" --target test_checkpoint test_image_io test_png_direct ckey \
