@@ -7,6 +7,7 @@
 #include "pipeline/frame_ops.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -131,6 +132,7 @@ ck_frame_params ck_ctx_frame_params(const ck_ctx *ctx) {
 
 ck_status ck_ctx_set_frame_params(ck_ctx *ctx, const ck_frame_params *fp) {
     if (!ctx || !fp) return CK_STATUS_EINVAL;
+    if (!ctx->failed) ctx->err.msg[0] = '\0';
     if (!(fp->refiner_scale == fp->refiner_scale) || !isfinite(fp->refiner_scale))
         return ck__fail(&ctx->err, CK_STATUS_EINVAL, "refiner scale is not a finite number");
     if (!(fp->despill >= 0.0f && fp->despill <= 1.0f))
@@ -384,6 +386,7 @@ const char *ck_ctx_device_name(const ck_ctx *ctx) { return ctx->be->name; }
 ck_status ck_run_network_batch(ck_ctx *ctx, int n, const float *x_nhwc, float *alpha, float *fg_rgb) {
     if (!ctx || !x_nhwc) return CK_STATUS_EINVAL;
     if (ctx->failed) return CK_STATUS_EBADSTATE;
+    ck__ctx_begin_call(ctx);
     if (n < 1 || n > ctx->max_batch)
         return ck__fail(&ctx->err, CK_STATUS_EINVAL, "a batch of %d images: this context takes 1 to %d", n,
                         ctx->max_batch);
@@ -407,6 +410,11 @@ ck_status ck_run_network(ck_ctx *ctx, const float *x_nhwc, float *alpha, float *
 
 static int image_ok(const ck_image *im, int channels) {
     return im && im->data && im->width > 0 && im->height > 0 && im->channels == channels;
+}
+
+void ck__ctx_begin_call(ck_ctx *ctx) {
+    ctx->err.msg[0] = '\0';
+    if (ctx->params.threads > 0) omp_set_num_threads(ctx->params.threads);
 }
 
 ck_status ck__check_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint) {
@@ -440,6 +448,7 @@ static ck_status keep_plate(ck_ctx *ctx, const ck_image *rgb, ck_result *res) {
 ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res) {
     if (!ctx || !res) return CK_STATUS_EINVAL;
     memset(res, 0, sizeof *res);
+    if (!ctx->failed) ck__ctx_begin_call(ctx);
     ck_status st = ck__check_frame(ctx, rgb, hint);
     if (st != CK_OK) return st;
     const int S = ctx->cfg.size, w = rgb->width, h = rgb->height;

@@ -77,6 +77,11 @@ struct ck_ctx {
 /* forward.c: the ck_exec of this context's settings (planning: measure only), whether forwards replay a
  * CUDA Graph, and host_x images [first, first + n) into the input tensor's slots. */
 ck_exec   ck__ctx_exec(ck_ctx *ctx, int planning);
+/* A public call on a context starts (api.c): an earlier, handled failure's message is not this call's
+ * (within one call the first failure is kept: it is the cause), and this thread computes with the
+ * context's thread count (OpenMP's is per thread; a context may be used by a thread other than its
+ * creator's). Not for a failed context (its message says why it failed). */
+void      ck__ctx_begin_call(ck_ctx *ctx);
 int       ck__ctx_use_graph(const ck_ctx *ctx);
 void      ck__ctx_upload_slots(ck_ctx *ctx, int first, int n);
 ck_status ck__ctx_forward(ck_ctx *ctx);

@@ -388,6 +388,7 @@ static ck_status post_on_device(ck_ctx *ctx, const float *src, int sw, int sh, i
 ck_status ck_key_passes_batch(ck_ctx *ctx, int n, const ck_image *rgb, const ck_image *hint, ck_passes *out) {
     if (!ctx || !rgb || !hint || !out || n < 1) return CK_STATUS_EINVAL;
     if (ctx->failed) return CK_STATUS_EBADSTATE;
+    ck__ctx_begin_call(ctx);
     const int tiled = ctx->params.tile > 0;
     if (!tiled && n > ctx->max_batch)
         return ck__fail(&ctx->err, CK_STATUS_EINVAL, "a batch of %d frames: this context takes 1 to %d", n,

@@ -1,11 +1,14 @@
-/* ck_ctx_set_frame_params on the CPU (random tiny weights, S = 64): a context whose look is changed
- * between frames keys exactly as a context loaded with that look (ck_key_image and ck_key_passes, bit for
- * bit), going back restores the first frames' outputs bit for bit, the refiner scale really reaches the
- * network, and out-of-range values are refused with nothing changed. */
+/* Per-call state of a context on the CPU (random tiny weights, S = 64). ck_ctx_set_frame_params: a context
+ * whose look is changed between frames keys exactly as a context loaded with that look (ck_key_image and
+ * ck_key_passes, bit for bit), going back restores the first frames' outputs bit for bit, the refiner scale
+ * really reaches the network, and out-of-range values are refused with nothing changed. Each call's error
+ * message is its own (not an earlier call's), and a context keys on another thread with its own thread
+ * count (the same bits as on the thread that made it). */
 #include "ckey.h"
 #include "harness.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +67,19 @@ static long diff_passes(const ck_passes *a, const ck_passes *b) {
     return d;
 }
 
+typedef struct key_job {
+    ck_ctx         *ctx;
+    const ck_image *rgb, *hint;
+    ck_result       res;
+    ck_status       st;
+} key_job;
+
+static void *key_on_thread(void *arg) {
+    key_job *j = arg;
+    j->st      = ck_key_image(j->ctx, j->rgb, j->hint, &j->res);
+    return NULL;
+}
+
 int main(void) {
     ck_image rgb, hint;
     synth(&rgb, &hint);
@@ -116,6 +132,35 @@ int main(void) {
     }
     CHECK(ck_ctx_set_frame_params(NULL, &look1) == CK_STATUS_EINVAL);
     CHECK(ck_ctx_set_frame_params(a, NULL) == CK_STATUS_EINVAL);
+
+    /* each call's message is its own */
+    const ck_image empty = {0, 0, 3, NULL};
+    ck_result      rx    = {0};
+    CHECK(ck_key_image(a, &empty, &hint, &rx) == CK_STATUS_EINVAL);
+    CHECK(strstr(ck_ctx_last_error(a), "input image") != NULL);
+    CHECK(ck_key_image(a, &rgb, &empty, &rx) == CK_STATUS_EINVAL);
+    CHECK_MSG(strstr(ck_ctx_last_error(a), "hint") != NULL, "second failure's message: '%s'", ck_ctx_last_error(a));
+    CHECK(ck_key_image(a, &rgb, &hint, &rx) == CK_OK);
+    ck_result_free(&rx);
+
+    /* one thread: the same bits from the creating thread and from another one */
+    ck_params p2 = p0;
+    p2.threads   = 1;
+    ck_ctx *c    = open_ctx(&p2);
+    CHECK(c != NULL);
+    if (c) {
+        ck_result rm = {0};
+        CHECK(ck_key_image(c, &rgb, &hint, &rm) == CK_OK);
+        key_job   job = {c, &rgb, &hint, {{0}}, CK_STATUS_EINVAL};
+        pthread_t th;
+        CHECK(pthread_create(&th, NULL, key_on_thread, &job) == 0);
+        pthread_join(th, NULL);
+        CHECK(job.st == CK_OK);
+        CHECK_MSG(job.st == CK_OK && diff_results(&rm, &job.res) == 0, "another thread: %ld differing values",
+                  job.st == CK_OK ? diff_results(&rm, &job.res) : -1);
+        ck_result_free(&rm), ck_result_free(&job.res);
+        ck_ctx_free(c);
+    }
 
     ck_passes_free(a, &pa), ck_passes_free(b, &pb);
     ck_result_free(&r0), ck_result_free(&r1), ck_result_free(&rb), ck_result_free(&r2);
