@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The frame pipeline of `ckey key` (tools/ckey/pipeline.c): with 1, 3 and 5 post-processing/writing
+# The frame pipeline (src/frames/pipe.c) as `ckey key` runs it: with 1, 3 and 5 post-processing/writing
 # workers and 1 or 6 readers a 12-frame sequence gives byte-identical passes; an unreadable frame in the middle ends the run
 # with exit 1 after every frame before it has been written completely, and leaves no temporary files;
 # --video-out from a sequence is named after its folder; the completed event's steady_fps and the

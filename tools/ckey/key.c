@@ -1,10 +1,10 @@
-/* `ckey key` on a file, a folder of frames or a video: frames go through the pipeline of pipeline.h;
+/* `ckey key` on a file, a folder of frames or a video: frames go through the library's frame pipeline (ckey_pipe.h);
  * the callbacks here read frames (plate, hint or the automatic hint), write the passes, feed the video
  * encoders in frame order and report progress. */
 #include "key.h"
 #include "model/builtin.h"
 #include "signals.h"
-#include "pipeline.h"
+#include "ckey_pipe.h"
 #include "io/sequence.h"
 #ifdef CK_HAVE_FFMPEG
 #include "io/video.h"
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* State of one `ckey key` run shared by the pipeline's callbacks (pipeline.h). The reader callback runs
+/* State of one `ckey key` run shared by the pipeline's callbacks (ckey_pipe.h). The reader callback runs
  * on one thread in frame order; write on several threads; ordered and done are serialized. */
 typedef struct key_run {
     const key_opts *o;
@@ -72,7 +72,7 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
     if (kr->seq) snprintf(fr->stem, sizeof fr->stem, "%s", kr->imgs->stems[f]);
     else if (kr->vid) snprintf(fr->stem, sizeof fr->stem, "%05d", f);
     else snprintf(fr->stem, sizeof fr->stem, "%s", kr->stem1);
-    /* decoded straight into the slot's input block when the frame fits (pipeline.h): rgb, then hint */
+    /* decoded straight into the slot's input block when the frame fits (ckey_pipe.h): rgb, then hint */
     ck_image rgb = {0}, hint = {0};
 #ifdef CK_HAVE_FFMPEG
     if (kr->vid) { /* the frame is decoded even when it is skipped: the reader is sequential */

@@ -1,6 +1,6 @@
 /* Shared pieces of `ckey key` and `ckey clip`: options, frame files and passes, events.
  * frame_io.c reads plates and hints and writes CorridorKey's passes atomically; key.c runs a shot
- * through the frame pipeline (pipeline.h); main.c parses the command lines. */
+ * through the library's frame pipeline (ckey_pipe.h); key_args.c parses the command lines. */
 #ifndef CK_CLI_KEY_H
 #define CK_CLI_KEY_H
 

@@ -1,4 +1,4 @@
-/* Frame pipeline: see pipeline.h. One mutex and one condition variable guard the slot states; frames
+/* Frame pipeline: see include/ckey_pipe.h. One mutex and one condition variable guard the slot states; frames
  * take tens of milliseconds per stage, so a single lock costs nothing measurable and keeps the state
  * machine easy to check:
  *
@@ -7,7 +7,7 @@
  *
  * Frame f always uses slot f mod depth; the reader claims it when FREE, the network thread and the
  * ordered thread take frames strictly in order, workers take the lowest NET frame. */
-#include "pipeline.h"
+#include "ckey_pipe.h"
 
 #include <omp.h>
 #include <pthread.h>
@@ -154,7 +154,7 @@ static void lower_priority(void) {
 /* Moves the frame's rgb and hint into the slot's input block (allocated once, grown when a frame is
  * larger; page-locked when the device has such memory, so the network thread uploads at full bus
  * speed); kept as read when no block can be had. Frames after the slot's first are decoded in the
- * block already (pipeline.h): no copy, and no fresh memory to fault in per frame. */
+ * block already (ckey_pipe.h): no copy, and no fresh memory to fault in per frame. */
 static void stage_inputs(frame_pipe *p, ck_pipe_frame *fr) {
     const size_t nrgb = (size_t)fr->rgb.width * fr->rgb.height * 3, nhint = (size_t)fr->hint.width * fr->hint.height;
     if (fr->rgb.data == fr->in_block) { /* decoded in place; the hint too, or it is copied after it */

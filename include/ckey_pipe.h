@@ -1,4 +1,5 @@
-/* The frame pipeline of `ckey key` and `ckey clip`: frames overlap across stages.
+/* The frame pipeline (part of the library; `ckey key` and `ckey clip` run shots through it, and so can any
+ * host that reads and writes its own frames): frames overlap across stages.
  *
  *   reader threads     decode frames (claimed in order)               ops->read
  *   calling thread     network (the context: one thread)              ck_key_image_begin, or ck_key_passes
@@ -16,10 +17,14 @@
  *     ck_pipe_stats stats;
  *     int ok = ck_pipe_run(ctx, start, count, workers, &ops, &stats, err, sizeof err);
  */
-#ifndef CK_CLI_PIPELINE_H
-#define CK_CLI_PIPELINE_H
+#ifndef CKEY_PIPE_H
+#define CKEY_PIPE_H
 
 #include "ckey.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #include <stddef.h>
 
@@ -84,5 +89,9 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
  * encoding each worker compresses with a quarter of the cores' OpenMP threads. */
 int ck_pipe_default_workers(void);
 int ck_pipe_default_readers(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
