@@ -285,6 +285,8 @@ size_t ck_ctx_weight_bytes(const ck_ctx *ctx);
 /* Peak device memory allocated by this context's backend (0 on the CPU), and the device name. */
 size_t      ck_ctx_device_peak_bytes(const ck_ctx *ctx);
 const char *ck_ctx_device_name(const ck_ctx *ctx);
+/* The precision the context's network computes in: "float32", "bfloat16" or "float16" (auto resolved). */
+const char *ck_ctx_precision_name(const ck_ctx *ctx);
 
 /* CUDA devices visible to this process (for `ckey doctor`, presets, reports). The count is 0 when the
  * build has no CUDA support, or there is no driver or device; it never fails. ck_cuda_device_info

@@ -382,6 +382,7 @@ size_t ck_ctx_device_peak_bytes(const ck_ctx *ctx) {
     return ctx->be->ext.mem_peak ? ctx->be->ext.mem_peak(ctx->be) : 0;
 }
 const char *ck_ctx_device_name(const ck_ctx *ctx) { return ctx->be->name; }
+const char *ck_ctx_precision_name(const ck_ctx *ctx) { return ck_dtype_name(ctx->be->act_dtype); }
 
 ck_status ck_run_network_batch(ck_ctx *ctx, int n, const float *x_nhwc, float *alpha, float *fg_rgb) {
     if (!ctx || !x_nhwc) return CK_STATUS_EINVAL;

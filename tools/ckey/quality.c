@@ -7,7 +7,6 @@
  * configuration's alpha per plate (count × W × H floats) for the agreement table. */
 #include "ckey.h"
 #include "cli.h"
-#include "ctx.h"
 #include "key.h"
 #include "model/builtin.h"
 #include "io/image.h"
@@ -367,7 +366,7 @@ static void run_config(qconfig *q, int idx, int ncfg, qsource *src, ck_plate *pl
     }
     if (ctx) {
         snprintf(q->device, sizeof q->device, "%s", ck_ctx_device_name(ctx));
-        snprintf(q->precision, sizeof q->precision, "%s", ck_dtype_name(ctx->be->act_dtype));
+        snprintf(q->precision, sizeof q->precision, "%s", ck_ctx_precision_name(ctx));
     }
     if (warmup < 0 || !ctx) warmup = !ctx || !strcmp(q->device, "cpu") ? 0 : 1;
     ck_score  sc = {0};
