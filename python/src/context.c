@@ -8,7 +8,6 @@
 #include "ckeymod.h"
 
 #include <limits.h>
-#include <omp.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,9 +323,6 @@ static PyObject *context_key(context_object *self, PyObject *args, PyObject *kw)
     if (!self->ctx) {
         closed = 1;
     } else {
-        /* ckey's CPU backend sets its OpenMP team size (params.threads) on the thread that made the
-         * context; this frame may be keyed on another */
-        if (p.threads > 0) omp_set_num_threads(p.threads);
         st = ck_key_image_begin(self->ctx, &rgb_im, &hint_im, &res);
         if (st != CK_OK) {
             snprintf(msg, sizeof msg, "%s", ck_ctx_last_error(self->ctx));
