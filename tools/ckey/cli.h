@@ -13,6 +13,7 @@ int         ck_cli_doctor(int argc, char **argv);
 int         ck_cli_apply_preset(const char *name, ck_params *p);
 int         ck_cli_plates(int argc, char **argv);
 int         ck_cli_quality(int argc, char **argv);
+int         ck_cli_serve(int argc, char **argv); /* serve_cmd.c: `ckey serve` */
 /* bench.c: median and p95 of n timings (sweep.c's rules; v is reordered) */
 double      ck_cli_median(double *v, int n);
 /* farm_cmd.c: `ckey farm` (slurm, assemble). shard.c: the frames a task keys. ck_cli_shard: --shard I/N (0-based) or auto (the index and count

@@ -4,6 +4,7 @@
 #define CK_CLI_CMD_OPTS_H
 
 #include "ckey.h"
+#include "key.h"
 #include "pipeline/plates.h"
 #include "sweep.h"
 
@@ -74,5 +75,13 @@ typedef struct assemble_opts {
     const char *video_out, *name;
     double      fps; /* 0: not given */
 } assemble_opts;
+
+/* `ckey serve`: the key options a review starts from (key_opts first, so that the table's key entries, offsets
+ * into key_opts, serve it as they are), and where it listens. */
+typedef struct serve_opts {
+    key_opts    k;
+    int         port;
+    const char *bind;
+} serve_opts;
 
 #endif

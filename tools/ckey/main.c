@@ -32,6 +32,7 @@ static void usage_main(FILE *f) {
             "  doctor    devices, checkpoint, and the configuration this machine should use\n"
             "  plates    write synthetic green-screen plates with exact ground truth (alpha, fg, hint)\n"
             "  quality   score configurations (full frame, tiled, precision, refiner) against plate truth\n"
+            "  serve     a review page for a shot in the browser: views, wipe, zoom, keying on demand, render\n"
             "  version   print the version\n"
             "\n"
             "Run 'ckey <command> --help' for the options of a command. An option takes its value as the next\n"
@@ -148,6 +149,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "clip")) return cmd_clip(argc - 2, argv + 2);
     if (!strcmp(cmd, "encode")) return cmd_encode(argc - 2, argv + 2);
     if (!strcmp(cmd, "farm")) return cmd_farm(argc - 2, argv + 2);
+    if (!strcmp(cmd, "serve")) return ck_cli_serve(argc - 2, argv + 2);
     fprintf(stderr, "ckey: unknown command '%s'\n", cmd);
     usage_main(stderr);
     return EXIT_USAGE;

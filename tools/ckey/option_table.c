@@ -38,7 +38,10 @@ const ck_cmd_info ck_commands[CK_CMD_COUNT] = {
     [CK_CMD_ENCODE] = {"encode", sizeof(encode_opts), -1, -1, 1, -1, "encode", 0},
     [CK_CMD_FARM_SLURM] = {"farm slurm", sizeof(farm_opts), -1, -1, 1, CK_CMD_KEY, "farm", 0},
     [CK_CMD_FARM_ASSEMBLE] = {"farm assemble", sizeof(assemble_opts), -1, -1, 1, CK_CMD_KEY, "farm", 0},
+    [CK_CMD_SERVE] = {"serve", sizeof(serve_opts), offsetof(serve_opts, k.p), -1, 1, -1,
+                      "server,inputs,model,post-processing,execution", 1},
 };
+_Static_assert(offsetof(serve_opts, k) == 0, "serve's key options are key_opts entries");
 
 /* ---- values that are more than a number or a name ---- */
 
@@ -128,6 +131,7 @@ static const ck_opt_name PLATE_FORMATS[] = {{"exr", 0}, {"png", 1}, {NULL, 0}};
 
 #define KEY CK_IN(CK_CMD_KEY)
 #define KC (CK_IN(CK_CMD_KEY) | CK_IN(CK_CMD_CLIP))
+#define SV CK_IN(CK_CMD_SERVE)
 #define BENCH CK_IN(CK_CMD_BENCH)
 #define QUAL CK_IN(CK_CMD_QUALITY)
 #define PLATES CK_IN(CK_CMD_PLATES)
@@ -146,7 +150,7 @@ const ck_opt ck_options[] = {
      .help = "rough alpha hint (white = foreground), any of the same formats; a multi-channel hint uses its first "
              "channel (R); resized to the image with bilinear filtering when sizes differ. Without --hint an automatic "
              "chroma-difference hint against the detected green or blue screen is used (with a warning)"},
-    {.name = "checkpoint", .kind = CK_OPT_STRING, .cmds = KC, .group = "inputs", .arg = "FILE",
+    {.name = "checkpoint", .kind = CK_OPT_STRING, .cmds = KC | SV, .group = "inputs", .arg = "FILE",
      OWN(key_opts, checkpoint),
      .help = "CorridorKey.pth or .safetensors (default: $CKEY_CHECKPOINT, else ./CorridorKey.pth, else "
              "~/.cache/ckey/CorridorKey.pth, else the built-in small keyer, `--checkpoint builtin`: 4 MB, trained by "
@@ -187,13 +191,13 @@ const ck_opt ck_options[] = {
      OWN(key_opts, exr), .help = "the EXR passes' compression: pxr24 (default, as CorridorKey), zip or none"},
     {.name = "comp", .kind = CK_OPT_TOGGLE, .cmds = KC, .group = "output", PARAM(comp),
      .help = "write the Comp pass (default); --no-comp skips it"},
-    {.name = "size", INT(32, 16384), .step = 32, .cmds = KC, .group = "model", .arg = "N", PARAM(size),
+    {.name = "size", INT(32, 16384), .step = 32, .cmds = KC | SV, .group = "model", .arg = "N", PARAM(size),
      .help = "model resolution, {range} (default 2048, the training size)"},
-    {.name = "tile", INT(32, 16384), .step = 32, .cmds = KC, .group = "model", .arg = "N", PARAM(tile),
+    {.name = "tile", INT(32, 16384), .step = 32, .cmds = KC | SV, .group = "model", .arg = "N", PARAM(tile),
      .help = "tiled mode: run the model at S = N on N x N tiles of the plate at its native resolution, blended with "
              "linear ramps (e.g. 512, 768, 1024; {range}); tiles whose hint is all background/foreground are "
              "skipped"},
-    {.name = "overlap", INT(0, 16383), .cmds = KC, .group = "model", .arg = "PX", PARAM(tile_overlap),
+    {.name = "overlap", INT(0, 16383), .cmds = KC | SV, .group = "model", .arg = "PX", PARAM(tile_overlap),
      .help = "tile overlap in pixels, {range}, below --tile (default 64 with --tile)"},
     {.name = "batch", INT(1, CK_MAX_BATCH), .cmds = KC, .group = "model", .arg = "N", PARAM(max_batch),
      .help = "images per forward, {range}: with --tile, tiles of a plate (default: as many as fit 2 GiB of "
@@ -202,9 +206,9 @@ const ck_opt ck_options[] = {
     {.name = "preset", .kind = CK_OPT_ENUM, .cmds = KC, .group = "model", .names = PRESETS, OWN(key_opts, preset),
      .help = "device, precision, full frame or tiles and toggles as `ckey doctor` recommends for this machine; "
              "explicit options override it"},
-    {.name = "linear", .kind = CK_OPT_TOGGLE, .cmds = KC, .group = "model", PARAM(input_is_linear),
+    {.name = "linear", .kind = CK_OPT_TOGGLE, .cmds = KC | SV, .group = "model", PARAM(input_is_linear),
      .help = "the plate is linear light (converted to sRGB after resizing); default off"},
-    {.name = "colorspace", .kind = CK_OPT_CUSTOM, .cmds = KC, .group = "model", .arg = "NAME", PARAM(colorspace),
+    {.name = "colorspace", .kind = CK_OPT_CUSTOM, .cmds = KC | SV, .group = "model", .arg = "NAME", PARAM(colorspace),
      .parse = parse_colorspace, .accepts = "a colour space name",
      .help = "the plates' encoding, whatever the file type (values taken as stored; overrides --linear): srgb (= "
              "rec709), linear (linear Rec.709), logc3 (ARRI LogC3 EI 800 / AWG3), logc4 (ARRI LogC4 / AWG4), slog3 "
@@ -212,27 +216,27 @@ const ck_opt ck_options[] = {
              "rec2020-linear (any case; OCIO-style long names too). Decoded to linear Rec.709 for the network; "
              "Processed is written linear in the plate's gamut (acescct: ACEScg). Default: 8/16-bit files sRGB, EXR "
              "and float TIFF linear Rec.709"},
-    {.name = "refiner-scale", REAL(-100, 100), .is_float = 1, .cmds = KC, .group = "model", .arg = "X",
+    {.name = "refiner-scale", REAL(-100, 100), .is_float = 1, .cmds = KC | SV, .group = "model", .arg = "X",
      PARAM(refiner_scale),
      .help = "scale of the refiner's correction in logit space, {range} (default 1.0; 0 = coarse decoder output "
              "only)"},
     {.name = "head-dim", INT(1, 4096), .cmds = KC | BENCH, .group = "model", .arg = "N", PARAM(head_dim),
      .help = "attention head width, {range} (default: from the checkpoint, else 56)"},
-    {.name = "despill", REAL(0, 1), .is_float = 1, .cmds = KC, .group = "post-processing", .arg = "S", PARAM(despill),
+    {.name = "despill", REAL(0, 1), .is_float = 1, .cmds = KC | SV, .group = "post-processing", .arg = "S", PARAM(despill),
      .help = "green despill strength, {range} (default 0.5)"},
-    {.name = "despeckle-size", INT(1, 1 << 30), .cmds = KC, .group = "post-processing", .arg = "N",
+    {.name = "despeckle-size", INT(1, 1 << 30), .cmds = KC | SV, .group = "post-processing", .arg = "N",
      PARAM(despeckle_size), .help = "remove matte islands smaller than N pixels, {range} (default 400)"},
-    {.name = "despeckle", .kind = CK_OPT_TOGGLE, .cmds = KC, .group = "post-processing", PARAM(despeckle),
+    {.name = "despeckle", .kind = CK_OPT_TOGGLE, .cmds = KC | SV, .group = "post-processing", PARAM(despeckle),
      .help = "remove small matte islands (default); --no-despeckle keeps every island"},
-    {.name = "keep-highlights", .kind = CK_OPT_TOGGLE, .cmds = KC, .group = "post-processing", PARAM(keep_highlights),
+    {.name = "keep-highlights", .kind = CK_OPT_TOGGLE, .cmds = KC | SV, .group = "post-processing", PARAM(keep_highlights),
      .help = "Processed keeps the plate's scene-linear values above 1.0 where the matte is opaque (the network's "
              "foreground stops near 1.0): weight clamp((alpha-0.98)/0.019, 0, 1) * clamp((max(R,G,B)-1)/0.25, 0, 1) "
              "(R, G, B: the plate in linear Rec.709) of the plate's own value; default off"},
-    {.name = "device", .kind = CK_OPT_ENUM, .cmds = KC | BENCH | QUAL, .group = "execution", .names = DEVICES,
+    {.name = "device", .kind = CK_OPT_ENUM, .cmds = KC | BENCH | QUAL | SV, .group = "execution", .names = DEVICES,
      PARAM(device), .help = "where the network runs (default auto: CUDA when available, else CPU)"},
-    {.name = "threads", INT(1, 4096), .cmds = KC | BENCH | QUAL, .group = "execution", .arg = "N", PARAM(threads),
+    {.name = "threads", INT(1, 4096), .cmds = KC | BENCH | QUAL | SV, .group = "execution", .arg = "N", PARAM(threads),
      .help = "CPU threads, {range} (default: all cores)"},
-    {.name = "precision", .kind = CK_OPT_ENUM, .cmds = KC | BENCH | QUAL, .group = "execution", .names = PRECISIONS,
+    {.name = "precision", .kind = CK_OPT_ENUM, .cmds = KC | BENCH | QUAL | SV, .group = "execution", .names = PRECISIONS,
      PARAM(precision),
      .help = "fp32 (exact parity mode), bf16, fp16 or auto (default auto: fp16 on CUDA, fp32 on the CPU, which "
              "computes in fp32 only)"},
@@ -262,6 +266,13 @@ const ck_opt ck_options[] = {
     {.name = "json", .kind = CK_OPT_FLAG, .cmds = KC, .group = "execution", OWN(key_opts, json),
      .help = "machine-readable progress: one JSON object per line on stdout, with \"event\" = started | progress | "
              "frame_written | warning | completed | failed"},
+
+    /* ---- ckey serve (besides the key options above that name it) ---- */
+    {.name = "port", INT(0, 65535), .cmds = SV, .group = "server", .arg = "N", OWN(serve_opts, port),
+     .help = "the TCP port, {range} (default 8642; 0: any free port, the one bound is printed)"},
+    {.name = "bind", .kind = CK_OPT_STRING, .cmds = SV, .group = "server", .arg = "ADDR", OWN(serve_opts, bind),
+     .help = "the address to listen on, IPv4 or IPv6 (default 127.0.0.1: this machine only; reach it from another "
+             "one through `ssh -L`). Any other address lets the network in, with only the token to keep it out"},
 
     /* ---- ckey bench ---- */
     {.name = "checkpoint", .kind = CK_OPT_STRING, .cmds = BENCH, .group = "model", .arg = "FILE",

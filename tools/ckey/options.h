@@ -28,6 +28,7 @@ typedef enum ck_cmd {
     CK_CMD_ENCODE,
     CK_CMD_FARM_SLURM,
     CK_CMD_FARM_ASSEMBLE,
+    CK_CMD_SERVE,
     CK_CMD_COUNT
 } ck_cmd;
 #define CK_IN(cmd) (1u << (cmd))
