@@ -155,6 +155,7 @@ async function key() {
                 `) · ${k.settings.tile ? 'tiles ' + k.settings.tile : k.settings.size} · ${k.keyer.device} · ` +
                 `${k.keyer.precision}${k.hint === 'automatic' ? ' · automatic hint' : ''}`);
       $('status').dataset.keyId = String(k.id);
+      showPasses(k);
       await refreshImages();
     }
   } catch (e) {
@@ -163,6 +164,19 @@ async function key() {
     st.keying = false;
     $('status').dataset.busy = '0';
     if (st.again) { st.again = false; key(); }
+  }
+}
+
+/* the keyed frame's passes as `ckey key` writes them (EXR halves, the comp PNG), to open elsewhere */
+function showPasses(k) {
+  const box = $('passes');
+  box.replaceChildren('files of this key: ');
+  for (const pass of ['matte', 'fg', 'processed', 'comp']) {
+    const a = document.createElement('a');
+    a.href = '/api/pass?' + new URLSearchParams({id: k.id, pass});
+    a.textContent = pass;
+    a.id = 'pass-' + pass;
+    box.append(a);
   }
 }
 
@@ -207,6 +221,7 @@ function setFrame(f) {
   if (f === st.frame && st.images[0]) return;
   st.frame = f;
   st.keyed = null;
+  $('passes').replaceChildren();
   $('scrub').value = f;
   $('frame-label').textContent = `${f} / ${n - 1}  ${st.info.shots[st.shot].frames[f]}`;
   document.body.dataset.frame = String(f);
