@@ -548,6 +548,36 @@ static void checkpoint_files(void) {
 
 /* ---------------------------------------------------------------- large files (generated at test time) */
 
+/* `ckey serve`'s request targets (fuzz_serve_request.c: the target, a newline, a relative path): escapes of the
+ * served folder and values the query parser must refuse */
+static void serve_files(void) {
+    static const struct {
+        const char *name, *text;
+    } f[] = {
+        {"serve_path_dotdot_encoded.txt", "/files/0/%2e%2e/%2E%2E/etc/passwd?shot=0\n../../etc/passwd"},
+        {"serve_path_absolute_encoded.txt", "/files/0/%2fetc%2fpasswd\n/etc/passwd"},
+        {"serve_path_symlink_out.txt", "/files/0/link/etc/passwd\nlink/etc/passwd"},
+        {"serve_path_nul.txt", "/files/0/Plate/0000.png%00.txt\nPlate/0000.png"},
+        {"serve_path_hidden.txt", "/files/0/.hidden\nPlate/../.hidden"},
+        {"serve_escape_truncated.txt", "/api/key?frame=1&despill=%4\nPlate/%"},
+        {"serve_query_numbers.txt",
+         "/api/key?size=99999999999999999999999&despill=1e999&refiner_scale=-nan&tile=-32&overlap=0x10\n"},
+        {"serve_query_overlap_tile.txt", "/api/key?tile=64&overlap=64&precision=fp16&despeckle=01\n"},
+        {"serve_query_repeated.txt", "/api/key?frame=1&frame=2&=3&&&token=x&token=y\n"},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) emit(f[i].name, (const uint8_t *)f[i].text, strlen(f[i].text));
+    buf many = {0};
+    b_str(&many, "/api/key?");
+    for (int i = 0; i < 40; i++) {
+        char kv[32];
+        snprintf(kv, sizeof kv, "k%d=%d&", i, i);
+        b_str(&many, kv);
+    }
+    b_str(&many, "\nPlate/0000.png");
+    emit("serve_query_40_params.txt", many.p, many.n);
+    free(many.p);
+}
+
 static void large_files(void) {
     /* 100,000 distinct metadata keys: the pairwise duplicate check took 95 s on this header */
     buf j = {0};
@@ -582,6 +612,7 @@ int main(int argc, char **argv) {
         dpx_files();
         npy_files();
         checkpoint_files();
+        serve_files();
     }
     printf("%d files in %s\n", g_written, g_dir);
     return 0;
