@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-sample}
 
-pkgs="build-essential cmake pkg-config libopenblas-dev libpng-dev libjpeg-dev libopenexr-dev libdeflate-dev libtiff-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev"
+# libmicrohttpd-dev: `ckey serve` (the review page's server; not built without it)
+pkgs="build-essential cmake pkg-config libopenblas-dev libpng-dev libjpeg-dev libopenexr-dev libdeflate-dev libtiff-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libmicrohttpd-dev"
 # test-only: OpenColorIO (the colour transforms' reference), clang (the fuzz harnesses), tmux (Ctrl-C in a
 # real terminal), Slurm + munge, ffprobe and a venv for openjd-cli (the render-farm tests); installed before
 # the build, which looks for OpenColorIO
@@ -16,6 +17,8 @@ if [ "$mode" = test ]; then
     # the Python package (python/): CPython's headers, numpy, pytest, pip (and the venv above); imageio +
     # FreeImage read ckey's files in its tests
     pkgs="$pkgs python3-dev python3-numpy python3-pytest python3-pip python3-imageio libfreeimage3"
+    # `ckey serve`'s page in a real browser: headless Chromium driven by chromium-driver through python3-selenium
+    pkgs="$pkgs chromium chromium-driver python3-selenium"
 fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
