@@ -14,8 +14,9 @@ at 256 on the CPU):
   - the render: ckey key --json as a child, its events streamed (render, started, frame_written x4, progress,
     completed, exited 0), a second render refused (409), the files equal to the keyed frame's; cancel: SIGTERM
     reaches the child, `cancelled` then exited 143;
-  - SIGTERM stops the server with exit status 0.
-Exits 77 (skipped) when this ckey was built without `serve`."""
+  - SIGTERM stops the server with exit status 0;
+  - with a checkpoint file (the tiny test model's .pth) the keyed frame equals `ckey key --checkpoint`'s files.
+Registered with ctest only when `serve` is built (libmicrohttpd found)."""
 
 import json
 import os
@@ -265,15 +266,35 @@ def render_checks(srv, shot, keyed):
     check(srv.alive(), "the server answers after the renders")
 
 
+def checkpoint_file_checks(shot):
+    """A checkpoint file (.pth, as CorridorKey.pth is read) instead of the built-in keyer: the tiny test model."""
+    pth = sc.env_path("CK_FIXTURES", "tests/fixtures") / "tiny" / "s128" / "model.pth"
+    ref = sc.TMP / "serve_http_ref_pth"
+    sc.run("key", "--image", shot / "Plate/0000.png", "--hint", shot / "AlphaHint/0000.png", "--out", ref,
+           "--checkpoint", pth, "--size", "128", "--head-dim", "8", "--quiet")
+    srv = sc.Server(shot, "--checkpoint", pth, "--size", "128", "--head-dim", "8", log=sc.TMP / "serve_http_pth.log")
+    try:
+        st, _, body = srv.request("GET", "/api/info")
+        info = json.loads(body)
+        check(st == 200 and info["checkpoint"] == str(pth) and info["defaults"]["size"] == 128,
+              f"--checkpoint model.pth: the server keys with it at 128 ({info.get('checkpoint')})")
+        st, _, body = srv.request("POST", "/api/key?frame=0")
+        k = json.loads(body)
+        for p, rel in {"matte": "Matte/0000.exr", "fg": "FG/0000.exr", "processed": "Processed/0000.exr",
+                       "comp": "Comp/0000.png"}.items():
+            st2, _, data = srv.request("GET", f"/api/pass?id={k.get('id')}&pass={p}")
+            check(st == 200 and st2 == 200 and data == (ref / rel).read_bytes(),
+                  f"with model.pth: pass {p} equals ckey key --checkpoint model.pth's {rel}")
+    finally:
+        check(srv.stop() == 0, "the second server stopped")
+
+
 def main():
     try:
         import imageio  # noqa: F401
     except ImportError:
         print("python3-imageio is missing: needed to read ckey's files")
         return 1
-    if "serve" not in sc.run("--help").stdout:
-        print("this ckey was built without `serve`")
-        return sc.SKIP
     shot = sc.make_shot(sc.TMP / "serve_http_shot")
     ref = sc.TMP / "serve_http_ref"
     sc.run("key", "--image", shot / "Plate" / "0001.png", "--hint", shot / "AlphaHint" / "0001.png", "--out", ref,
@@ -289,6 +310,7 @@ def main():
     finally:
         rc = srv.stop()
     check(rc == 0, f"SIGTERM stops the server with exit status 0 (got {rc})")
+    checkpoint_file_checks(shot)
     return check.summary()
 
 

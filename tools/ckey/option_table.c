@@ -220,7 +220,7 @@ const ck_opt ck_options[] = {
      PARAM(refiner_scale),
      .help = "scale of the refiner's correction in logit space, {range} (default 1.0; 0 = coarse decoder output "
              "only)"},
-    {.name = "head-dim", INT(1, 4096), .cmds = KC | BENCH, .group = "model", .arg = "N", PARAM(head_dim),
+    {.name = "head-dim", INT(1, 4096), .cmds = KC | BENCH | SV, .group = "model", .arg = "N", PARAM(head_dim),
      .help = "attention head width, {range} (default: from the checkpoint, else 56)"},
     {.name = "despill", REAL(0, 1), .is_float = 1, .cmds = KC | SV, .group = "post-processing", .arg = "S", PARAM(despill),
      .help = "green despill strength, {range} (default 0.5)"},

@@ -221,6 +221,9 @@ int sv_run(serve_opts *o, const char *dir) {
     void *d   = s->keyer && s->render ? sv_http_start(s) : NULL;
     if (d) {
         const int v6 = strchr(s->o.bind, ':') != NULL;
+        if (strcmp(s->o.bind, "127.0.0.1") && strcmp(s->o.bind, "::1"))
+            fprintf(stderr, "ckey: warning: listening on %s: other machines can reach this server; only the token "
+                            "keeps them out (plain HTTP: anyone on the way can read it)\n", s->o.bind);
         fprintf(stderr, "ckey: serving %d shot%s of %s (%s; model %s, size %d); Ctrl-C stops\n", s->nshots,
                 s->nshots == 1 ? "" : "s", dir, s->o.bind, s->ckpt, s->defaults.size);
         /* the one line on stdout: scripts read the address from it */

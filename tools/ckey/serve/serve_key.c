@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { FRAMES_KEPT = 4, KEYED_KEPT = 8 };
+enum { FRAMES_KEPT = 4, KEYED_KEPT = 6 }; /* a 4K frame: 133 MB decoded, 158 MB keyed */
 
 typedef struct sv_frame { /* a frame as `ckey key` reads it */
     int      refs, shot, frame, auto_hint;
@@ -51,7 +51,8 @@ typedef struct sv_keyed { /* a keyed frame: its passes as the files store them *
 
 struct sv_keyer {
     sv_server      *s;
-    pthread_mutex_t mu; /* the context, the work passes, both caches and every reference count */
+    pthread_mutex_t key_mu; /* one key at a time: the context, made, the work passes */
+    pthread_mutex_t mu;     /* held briefly: both caches, every reference count, next_id, device, precision */
     ck_ctx         *ctx;
     sv_settings     made; /* the size, tiles and precision ctx was made with */
     ck_passes       work;
@@ -66,6 +67,7 @@ sv_keyer *sv_keyer_new(sv_server *s) {
     if (!k) return NULL;
     k->s = s;
     pthread_mutex_init(&k->mu, NULL);
+    pthread_mutex_init(&k->key_mu, NULL);
     return k;
 }
 
@@ -95,6 +97,7 @@ void sv_keyer_free(sv_keyer *k) {
     ck_passes_free(k->ctx, &k->work);
     ck_ctx_free(k->ctx);
     pthread_mutex_destroy(&k->mu);
+    pthread_mutex_destroy(&k->key_mu);
     free(k);
 }
 
@@ -147,14 +150,17 @@ static sv_frame *frame_get(sv_keyer *k, int shot, int f, int *fresh, char *why, 
     return fr;
 }
 
-/* A context for set (the current one when size, tiles and precision match). Under mu; 0 with why. */
+/* A context for set (the current one when size, tiles and precision match). Under key_mu; 0 with why. */
 static int ensure_ctx(sv_keyer *k, const sv_settings *set, char *why, size_t n) {
     if (k->ctx && k->made.size == set->size && k->made.tile == set->tile && k->made.overlap == set->overlap &&
         k->made.precision == set->precision)
         return 1;
     ck_passes_free(k->ctx, &k->work);
     ck_ctx_free(k->ctx);
-    k->ctx = NULL, k->device[0] = k->precision[0] = '\0';
+    k->ctx = NULL;
+    pthread_mutex_lock(&k->mu);
+    k->device[0] = k->precision[0] = '\0';
+    pthread_mutex_unlock(&k->mu);
     ck_params p    = k->s->o.k.p;
     p.size         = set->size, p.tile = set->tile, p.tile_overlap = set->overlap, p.precision = set->precision;
     p.comp         = 1;
@@ -165,8 +171,10 @@ static int ensure_ctx(sv_keyer *k, const sv_settings *set, char *why, size_t n) 
         return 0;
     }
     k->ctx = ctx, k->made = *set;
+    pthread_mutex_lock(&k->mu);
     snprintf(k->device, sizeof k->device, "%s", ck_ctx_device_name(ctx));
     snprintf(k->precision, sizeof k->precision, "%s", ck_ctx_precision_name(ctx));
+    pthread_mutex_unlock(&k->mu);
     return 1;
 }
 
@@ -214,48 +222,56 @@ int sv_handle_key(sv_server *s, const sv_req *q, sv_resp *r) {
     if (!sh) return r->status;
     sv_settings set = s->defaults;
     if (sv_settings_from_query(q, &set, why, sizeof why)) return sv_error(r, 400, "%s", why);
-    sv_keyer    *k  = s->keyer;
+    sv_keyer    *k      = s->keyer;
+    const double t_wait = now_s();
+    pthread_mutex_lock(&k->key_mu); /* views and other readers go on meanwhile: they take mu only */
     const double t0 = now_s();
+    int          fresh;
     pthread_mutex_lock(&k->mu);
-    int       fresh;
     sv_frame *fr = frame_get(k, (int)(sh - s->shots), (int)f, &fresh, why, sizeof why);
+    pthread_mutex_unlock(&k->mu);
     if (!fr) {
-        pthread_mutex_unlock(&k->mu);
+        pthread_mutex_unlock(&k->key_mu);
         return sv_error(r, 422, "frame %ld: %s", f, why);
     }
     const double t_read = now_s();
-    if (!ensure_ctx(k, &set, why, sizeof why)) {
-        frame_release(fr);
-        pthread_mutex_unlock(&k->mu);
-        return sv_error(r, 422, "%s", why); /* a precision this device lacks, a checkpoint that fails ... */
+    int          code   = 0;
+    if (!ensure_ctx(k, &set, why, sizeof why)) code = 422; /* a precision this device lacks, a bad checkpoint ... */
+    const double t_ctx = now_s();
+    ck_status    st    = CK_OK;
+    if (!code) {
+        const ck_frame_params fp = {set.refiner_scale, set.despill, set.despeckle, set.despeckle_size, 1};
+        st                       = ck_ctx_set_frame_params(k->ctx, &fp);
+        k->work.chunks_only      = 0; /* the views need the halves as well as any encoded chunks */
+        if (st == CK_OK) st = ck_key_passes(k->ctx, &fr->rgb, &fr->hint, &k->work);
     }
-    const double          t_ctx = now_s();
-    const ck_frame_params fp    = {set.refiner_scale, set.despill, set.despeckle, set.despeckle_size, 1};
-    ck_status             st    = ck_ctx_set_frame_params(k->ctx, &fp);
-    k->work.chunks_only         = 0; /* the views need the halves as well as any encoded chunks */
-    if (st == CK_OK) st = ck_key_passes(k->ctx, &fr->rgb, &fr->hint, &k->work);
     const double t_key = now_s();
-    sv_keyed    *kd    = st == CK_OK ? calloc(1, sizeof *kd) : NULL;
-    if (st != CK_OK || !kd || !copy_passes(&k->work, &kd->pv)) {
-        snprintf(why, sizeof why, "%s", st != CK_OK ? ck_ctx_last_error(k->ctx) : "out of memory");
+    sv_keyed    *kd    = !code && st == CK_OK ? calloc(1, sizeof *kd) : NULL;
+    if (!code && (st != CK_OK || !kd || !copy_passes(&k->work, &kd->pv))) {
+        snprintf(why, sizeof why, "keying frame %ld: %s", f, st != CK_OK ? ck_ctx_last_error(k->ctx) : "out of memory");
+        code = 500;
         free(kd);
         if (st == CK_STATUS_EBADSTATE || st == CK_STATUS_EDEVICE) { /* a context after a fatal error: a new one */
             ck_passes_free(k->ctx, &k->work);
             ck_ctx_free(k->ctx);
             k->ctx = NULL;
         }
+    }
+    const int on_device = !code && ck_ctx_postprocess_on_device(k->ctx);
+    pthread_mutex_unlock(&k->key_mu);
+    const double t_copy = now_s();
+    pthread_mutex_lock(&k->mu);
+    if (code) {
         frame_release(fr);
         pthread_mutex_unlock(&k->mu);
-        return sv_error(r, 500, "keying frame %ld: %s", f, why);
+        return sv_error(r, code, "%s", why);
     }
-    const double t_copy = now_s();
     kd->id = ++k->next_id, kd->shot = fr->shot, kd->frame = fr->frame, kd->set = set, kd->fr = fr, kd->refs = 1;
     pthread_mutex_init(&kd->files_mu, NULL);
     snprintf(kd->dir, sizeof kd->dir, "%s/%d", s->tmp, kd->id);
     keyed_release(k->keyed[KEYED_KEPT - 1]);
     memmove(k->keyed + 1, k->keyed, sizeof k->keyed[0] * (KEYED_KEPT - 1));
     k->keyed[0] = kd;
-    const int on_device = ck_ctx_postprocess_on_device(k->ctx);
     pthread_mutex_unlock(&k->mu);
 
     const double ms_read = fresh ? fr->read_ms : 0.0, ms_key = 1e3 * (t_key - t_ctx);
@@ -269,11 +285,12 @@ int sv_handle_key(sv_server *s, const sv_req *q, sv_resp *r) {
     fprintf(out, ", \"width\": %d, \"height\": %d, \"hint\": \"%s\", \"settings\": ", kd->pv.width, kd->pv.height,
             fr->auto_hint ? "automatic" : "file");
     json_settings(out, &set);
-    /* key: ck_key_passes (upload, network, post-processing, download); total: the whole request in the server,
-     * with reading the plate (0 when it was cached), making a context and copying the passes out */
-    fprintf(out, ", \"ms\": {\"read\": %.3f, \"load\": %.3f, \"key\": %.3f, \"copy\": %.3f, \"total\": %.3f}, "
+    /* key: ck_key_passes (upload, network, post-processing, download); total: the request in the server from when
+     * it may key (wait: another key before it), with reading the plate (0 when it was cached), making a context
+     * and copying the passes out */
+    fprintf(out, ", \"ms\": {\"wait\": %.3f, \"read\": %.3f, \"load\": %.3f, \"key\": %.3f, \"copy\": %.3f, \"total\": %.3f}, "
                  "\"postprocess_on_device\": %s, \"keyer\": ",
-            ms_read, ms_load, ms_key, 1e3 * (t_copy - t_key), ms_total, on_device ? "true" : "false");
+            1e3 * (t0 - t_wait), ms_read, ms_load, ms_key, 1e3 * (t_copy - t_key), ms_total, on_device ? "true" : "false");
     sv_keyer_describe(k, out);
     fprintf(out, "}\n");
     fclose(out);

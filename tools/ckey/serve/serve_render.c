@@ -157,6 +157,7 @@ static int render_argv(const sv_server *s, const sv_shot *sh, const sv_settings 
     ARG("--despill"), NUM("%.9g", t->despill), ARG(t->despeckle ? "--despeckle" : "--no-despeckle");
     ARG("--despeckle-size"), NUM("%d", t->despeckle_size), ARG("--refiner-scale"), NUM("%.9g", t->refiner_scale);
     if (p->threads) ARG("--threads"), NUM("%d", p->threads);
+    if (p->head_dim) ARG("--head-dim"), NUM("%d", p->head_dim);
     if (p->colorspace != CK_CS_DEFAULT) ARG("--colorspace"), ARG(ck_colorspace_name((ck_colorspace)p->colorspace));
     else if (p->input_is_linear) ARG("--linear");
     if (p->keep_highlights) ARG("--keep-highlights");
