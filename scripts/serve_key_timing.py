@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import urllib.error
 import urllib.request
 
 
@@ -45,8 +46,11 @@ def main():
             rows = []
             for i in range(a.runs):
                 req = urllib.request.Request(f"{base}/api/key?frame=0", method="POST", headers={"X-Ckey-Token": token})
-                with urllib.request.urlopen(req, timeout=600) as r:
-                    k = json.loads(r.read())
+                try:
+                    with urllib.request.urlopen(req, timeout=600) as r:
+                        k = json.loads(r.read())
+                except urllib.error.HTTPError as e:
+                    sys.exit(f"the key failed: HTTP {e.code}: {e.read().decode(errors='replace').strip()}")
                 ms = k["ms"]
                 rows.append(ms)
                 print(f"run {i + 1:3d}: total {ms['total']:8.2f} ms  key {ms['key']:8.2f}  read {ms['read']:7.2f}  "

@@ -219,8 +219,9 @@ def main():
                   f"the page's {p} file equals ckey key's {rel} byte for byte")
 
         d.find_element("id", "render").click()
+        # over once the child's exit is in (the page then lists the outputs)
         state = wait(d, "const s = document.getElementById('render-status').dataset.state;"
-                        "return s === 'completed' || s === 'failed' || s === 'cancelled' ? s : null", 180, "the render")
+                        "return document.body.dataset.renderPaths && s !== 'running' ? s : null", 180, "the render")
         paths = json.loads(d.execute_script("return document.body.dataset.renderPaths || '{}'"))
         out_text = d.find_element("id", "render-out").text
         check(state == "completed" and len(paths) == 4 and all(pathlib.Path(p).is_file() for p in paths.values())
