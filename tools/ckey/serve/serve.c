@@ -178,7 +178,6 @@ int sv_run(serve_opts *o, const char *dir) {
     char        ckbuf[4096];
     const char *ckpt = o->k.checkpoint ? o->k.checkpoint : default_checkpoint(ckbuf, sizeof ckbuf);
     s->ckpt          = strdup(ckpt ? ckpt : CK_BUILTIN_SPEC);
-    if (!ckpt) CK_LOG_WARN("%s", CK_BUILTIN_NOTE);
     /* as ckey key: the built-in keyer at 2048 on CUDA, at its training size on the CPU, unless --size */
     if (ck_builtin_is_spec(s->ckpt) && !o->k.size_set && !o->k.p.tile) {
         const int cuda = o->k.p.device == CK_DEVICE_CUDA || (o->k.p.device == CK_DEVICE_AUTO && ck_cuda_device_count() > 0);
@@ -188,6 +187,7 @@ int sv_run(serve_opts *o, const char *dir) {
     s->defaults = (sv_settings){p->size, p->tile, p->tile_overlap, p->precision, p->despill, p->despeckle,
                                 p->despeckle_size, p->refiner_scale};
     if (!find_shots(s, dir)) return EXIT_RUNTIME;
+    if (!ckpt) CK_LOG_WARN("%s", CK_BUILTIN_NOTE);
 
     unsigned char rnd[32];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
