@@ -200,6 +200,7 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     st = ck_weights_load(&ctx->w, &ctx->cfg, &ctx->ckpt, ctx->be, &ctx->err);
     if (st != CK_OK) return init_fail(ctx, st);
     st = plan(ctx);
+    if (st == CK_OK) st = ck__ctx_device_status(ctx); /* the weights' upload */
     if (st != CK_OK) return init_fail(ctx, st);
     st = ck__ctx_host_batch(ctx, 1);
     if (st != CK_OK) return init_fail(ctx, st);
@@ -244,14 +245,17 @@ size_t           ck_ctx_weight_bytes(const ck_ctx *ctx) { return ctx->w.bytes; }
 
 ck_status ck_ctx_warmup(ck_ctx *ctx) {
     if (!ctx) return CK_STATUS_EINVAL;
-    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    if (ctx->failed) return ck__ctx_failed_status(ctx);
     if (ctx->be->device == CK_DEVICE_CPU) return CK_OK;
     /* tiled: the batch the tiles of a plate fill (usually all of max_batch) */
     const int       n = ctx->params.tile > 0 ? ctx->max_batch : 1;
     const ck_tensor x = ck__ctx_input(ctx, n);
     ctx->be->zero(ctx->be, &x); /* a blank input */
     ck_status st = ck__ctx_compute_n(ctx, n);
-    if (st == CK_OK) ctx->be->synchronize(ctx->be);
+    if (st == CK_OK) {
+        ctx->be->synchronize(ctx->be);
+        st = ck__ctx_device_status(ctx);
+    }
     if (st != CK_OK) ctx->failed = 1;
     return st;
 }
@@ -386,7 +390,7 @@ const char *ck_ctx_precision_name(const ck_ctx *ctx) { return ck_dtype_name(ctx-
 
 ck_status ck_run_network_batch(ck_ctx *ctx, int n, const float *x_nhwc, float *alpha, float *fg_rgb) {
     if (!ctx || !x_nhwc) return CK_STATUS_EINVAL;
-    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    if (ctx->failed) return ck__ctx_failed_status(ctx);
     ck__ctx_begin_call(ctx);
     if (n < 1 || n > ctx->max_batch)
         return ck__fail(&ctx->err, CK_STATUS_EINVAL, "a batch of %d images: this context takes 1 to %d", n,
@@ -419,7 +423,7 @@ void ck__ctx_begin_call(ck_ctx *ctx) {
 }
 
 ck_status ck__check_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint) {
-    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    if (ctx->failed) return ck__ctx_failed_status(ctx);
     if (!image_ok(rgb, 3)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "input image must be a non-empty 3-channel image");
     if (!image_ok(hint, 1)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "hint must be a non-empty 1-channel image");
     return CK_OK;
@@ -471,6 +475,9 @@ ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *h
                          : ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
             if (st == CK_OK) {
                 ctx->be->download(ctx->be, blended, dev, sizeof(float) * 4 * (size_t)w * h);
+                st = ck__ctx_device_status(ctx);
+            }
+            if (st == CK_OK) {
                 for (size_t i = 0; i < (size_t)w * h; i++) {
                     res->alpha.data[i] = blended[4 * i];
                     for (int c = 0; c < 3; c++) res->fg.data[3 * i + c] = blended[4 * i + 1 + c];

@@ -108,6 +108,12 @@ ck_status ck__ctx_working_plate(ck_ctx *ctx, const ck_image *rgb, ck_image *out)
 /* A frame the context can key: not failed before, rgb 3 channels and hint 1, non-empty (message set). */
 ck_status ck__check_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint);
 ck_status ck__ctx_compute(ck_ctx *ctx);
+/* CK_STATUS_EDEVICE with the backend's failure as the context's message (the context is failed from then
+ * on) when the backend recorded a device error; else CK_OK. Checked after everything that enqueues. */
+ck_status ck__ctx_device_status(ck_ctx *ctx);
+/* The status a failed context answers with: CK_STATUS_EDEVICE (message kept) after a device error, else
+ * CK_STATUS_EBADSTATE. */
+ck_status ck__ctx_failed_status(ck_ctx *ctx);
 ck_status ck__ctx_download(ck_ctx *ctx);
 /* Tiled keying (tiled.c): alpha (h,w) and straight fg (h,w,3) of the whole plate on the host ... */
 ck_status ck__key_tiled_host(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, float *alpha, float *fg);
