@@ -193,6 +193,8 @@ typedef struct ck_backend_opts {
     int          device_index;
     ck_precision precision;       /* activations and weight matrices: fp32, bf16 or fp16 */
     int          fused_attention; /* 1: flash-style fused kernel ("sdpa"); 0: unfused reference */
+    int          weights_only;    /* memory and uploads only (a shared model's weights): no scratch, no
+                                     library handles; its ops must not be called */
 } ck_backend_opts;
 
 ck_backend *ck_backend_cpu_create(int threads);

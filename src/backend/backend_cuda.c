@@ -330,7 +330,7 @@ static ck_backend *create_fail(ck_backend *be, ck_err *err, const char *what, co
     } while (0)
 
 ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
-    ck_backend_opts o = {0, CK_PREC_FP32, 1};
+    ck_backend_opts o = {0, CK_PREC_FP32, 1, 0};
     if (opts) o = *opts;
 
     int         ndev = 0;
@@ -407,6 +407,21 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     CREATE_CUDA(cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking));
     CREATE_CUDA(cudaEventCreate(&cu->ev[0]));
     CREATE_CUDA(cudaEventCreate(&cu->ev[1]));
+    if (o.weights_only) { /* a model's weights: memory and uploads; the table stays empty */
+        be->name         = "cuda";
+        be->device       = CK_DEVICE_CUDA;
+        be->act_dtype    = dt;
+        be->weight_dtype = dt;
+        be->alloc        = cuda_alloc;
+        be->free         = cuda_free;
+        be->upload       = cuda_upload;
+        be->download     = cuda_download;
+        be->synchronize  = cuda_synchronize;
+        be->destroy      = cuda_destroy;
+        be->ext.mem_peak = cuda_mem_peak;
+        CK_LOG_DBG("cuda: device %d %s, weights only, %s", cu->device, prop.name, ck_dtype_name(dt));
+        return be;
+    }
     cu->workspace_bytes = CK_CUDA_WORKSPACE_BYTES;
     CREATE_CUDA(cudaMalloc(&cu->workspace, cu->workspace_bytes));
     cu->scratch_bytes = scratch_mb << 20;
