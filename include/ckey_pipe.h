@@ -40,6 +40,8 @@ typedef struct ck_pipe_frame {
     int       in_pinned;
     int       w, h;      /* frame size: the passes' size */
     int       skipped;   /* set by read: nothing to key (--skip-existing); still reported by done */
+    /* this frame's seconds in each stage, for done (network: its batch's, when keyed in a batch) */
+    double    read_s, network_s, finish_s, write_s, ordered_s;
 } ck_pipe_frame;
 
 typedef struct ck_pipe_ops {
@@ -69,6 +71,9 @@ typedef struct ck_pipe_stats {
     double wall_s;
     int    frames, skipped;
     int    cancelled; /* ended early by ops->cancelled */
+    /* the first failure's status: the context's for keying and post-processing; CK_STATUS_EIO for a callback
+     * that failed (its own status is the host's to keep) */
+    ck_status status;
 } ck_pipe_stats;
 
 /* 1 when p points into the slot's input block (memory the frame does not own). */

@@ -1,44 +1,29 @@
-/* Frame files of `ckey key`: plates and hints in, CorridorKey's passes out (written as a set: each pass
- * into a hidden temporary file, then all renamed), plus the small file-system and event helpers. */
-#include "key.h"
+/* A shot's files (ckey_shot.h): plates and hints in, CorridorKey's passes out (written as a set: each pass
+ * into a hidden temporary file, then all renamed and flushed), the resume check, the sweep of partial files
+ * that dead processes left, folders. Used by shot.c; depends on io/ only. */
+#include "shot_int.h"
+#include "io/image.h"
+#include "pipeline/frame_ops.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "pipeline/frame_ops.h"
-
-int file_exists(const char *p) {
+int ck__shot_is_file(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int checkpoint_candidates(char out[][CK_PATH_MAX], int *from_env) {
-    const char *env = getenv("CKEY_CHECKPOINT"), *home = getenv("HOME");
-    int         n   = 0;
-    *from_env       = env && *env;
-    if (*from_env) snprintf(out[n++], CK_PATH_MAX, "%s", env);
-    snprintf(out[n++], CK_PATH_MAX, "./CorridorKey.pth");
-    if (home) snprintf(out[n++], CK_PATH_MAX, "%s/.cache/ckey/CorridorKey.pth", home);
-    return n;
+int ck__shot_is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-const char *default_checkpoint(char *buf, size_t n) {
-    char      cand[3][CK_PATH_MAX];
-    int       from_env;
-    const int nc = checkpoint_candidates(cand, &from_env);
-    for (int i = 0; i < nc; i++)
-        if ((i == 0 && from_env) || file_exists(cand[i])) { /* $CKEY_CHECKPOINT is taken as given */
-            snprintf(buf, n, "%s", cand[i]);
-            return buf;
-        }
-    return NULL;
-}
-
-int mkdir_p(const char *path) {
+int ck_shot_mkdirs(const char *path) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s", path);
     for (char *p = tmp + 1; *p; p++) {
@@ -50,7 +35,7 @@ int mkdir_p(const char *path) {
     return mkdir(tmp, 0777) == 0 || errno == EEXIST;
 }
 
-void file_stem(char *out, size_t n, const char *path) {
+void ck_shot_file_stem(char *out, size_t n, const char *path) {
     const char *base = strrchr(path, '/');
     base             = base ? base + 1 : path;
     snprintf(out, n, "%s", base);
@@ -58,10 +43,10 @@ void file_stem(char *out, size_t n, const char *path) {
     if (dot && dot != out) *dot = '\0';
 }
 
-/* Reads the plate as 3-channel sRGB-or-linear floats following CorridorKey's CLI conventions. An RGB
- * file's decoded buffer becomes the plate itself (converted in place for EXR): a 4K frame is 100 MB,
+/* An RGB file's decoded buffer becomes the plate itself (converted in place for EXR): a 4K frame is 100 MB,
  * and a copy per frame costs as much memory traffic as the decoding. */
-ck_status read_plate(const char *path, int input_is_linear, float *buf, size_t cap, ck_image *rgb, ck_err *err) {
+ck_status ck__shot_read_plate(const char *path, int input_is_linear, float *buf, size_t cap, ck_image *rgb,
+                              ck_err *err) {
     ck_image  raw;
     ck_status st = ck_image_read_into(path, &raw, buf, cap, NULL, err);
     if (st != CK_OK) return st;
@@ -91,7 +76,7 @@ ck_status read_plate(const char *path, int input_is_linear, float *buf, size_t c
 }
 
 /* The hint is the file's first channel (a 1-channel file as decoded). */
-ck_status read_hint(const char *path, float *buf, size_t cap, ck_image *hint, ck_err *err) {
+ck_status ck__shot_read_hint(const char *path, float *buf, size_t cap, ck_image *hint, ck_err *err) {
     ck_image  raw;
     ck_status st = ck_image_read_into(path, &raw, buf, cap, NULL, err);
     if (st != CK_OK) return st;
@@ -115,25 +100,14 @@ typedef struct pass_out {
     const char     *dir;
     const char     *ext;
     int             channels;
-    const uint16_t *half; /* EXR passes */
-    const uint8_t  *u8;   /* the comp (PNG) */
-    char        final_path[5200];
-    char        tmp_path[5300];
+    const uint16_t *half; /* (h, w, channels) EXR passes */
+    const uint8_t  *u8;   /* (h, w, 3) the comp (PNG) */
+    char            final_path[CK_SHOT_PATH_MAX];
+    char            tmp_path[CK_SHOT_PATH_MAX + 100];
 } pass_out;
 
-double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-int is_dir(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* CorridorKey's passes, in writing order (Comp only when enabled); samples bound when pv is given. */
-static int init_passes(pass_out *passes, const key_opts *o, const ck_passes *pv) {
+/* CorridorKey's passes, in writing order (Comp only when comp); samples bound when pv is given. */
+static int init_passes(pass_out *passes, int comp, const ck_passes *pv) {
     static const char *dirs[4]     = {"Matte", "FG", "Processed", "Comp"};
     static const char *exts[4]     = {"exr", "exr", "exr", "png"};
     static const int   channels[4] = {1, 3, 4, 3};
@@ -143,10 +117,10 @@ static int init_passes(pass_out *passes, const key_opts *o, const ck_passes *pv)
         passes[i].half = half[i], passes[i].u8 = i == 3 && pv ? pv->comp : NULL;
         passes[i].final_path[0] = passes[i].tmp_path[0] = '\0';
     }
-    return o->p.comp ? 4 : 3;
+    return comp ? 4 : 3;
 }
 
-void pass_paths(pass_out *passes, int npass, const char *out, const char *stem) {
+static void pass_paths(pass_out *passes, int npass, const char *out, const char *stem) {
     for (int i = 0; i < npass; i++) {
         pass_out *p = &passes[i];
         snprintf(p->final_path, sizeof p->final_path, "%s/%s/%s.%s", out, p->dir, stem, p->ext);
@@ -154,104 +128,111 @@ void pass_paths(pass_out *passes, int npass, const char *out, const char *stem) 
     }
 }
 
-/* Writes every pass of one frame: phase 1 each pass into a hidden temporary file, phase 2 rename all.
- * A failure in phase 1 removes what was written, so the output folder never holds a partial set. */
-int write_passes(const key_opts *o, const char *stem, const ck_passes *pv) {
+/* Phase 1 writes each pass into a hidden temporary file, phase 2 renames all. A failure in phase 1 removes
+ * what was written, so the output folder never holds a partial set. */
+ck_status ck__shot_write_passes(const char *out, const char *stem, int comp, ck_exr_compression exr,
+                                const ck_passes *pv, ck_err *err) {
     pass_out  passes[4];
-    const int npass = init_passes(passes, o, pv);
-    ck_err    err   = {{0}};
-    int       rc = 0, written = 0;
+    const int npass = init_passes(passes, comp, pv);
+    ck_status rc    = CK_OK;
+    int       written = 0;
     size_t    chunk_ofs = 0; /* where the next EXR pass's encoded chunks start */
-    pass_paths(passes, npass, o->out, stem);
-    for (int i = 0; i < npass && rc == 0; i++) {
+    pass_paths(passes, npass, out, stem);
+    for (int i = 0; i < npass && rc == CK_OK; i++) {
         pass_out *p = &passes[i];
         char      dir[4096];
-        snprintf(dir, sizeof dir, "%s/%s", o->out, p->dir);
-        if (!mkdir_p(dir)) {
-            fprintf(stderr, "ckey: cannot create output folder %s: %s\n", dir, strerror(errno));
-            rc = EXIT_RUNTIME;
+        snprintf(dir, sizeof dir, "%s/%s", out, p->dir);
+        if (!ck_shot_mkdirs(dir)) {
+            rc = ck__fail(err, CK_STATUS_EIO, "cannot create output folder %s: %s", dir, strerror(errno));
             break;
         }
         ck_status st;
         if (p->u8) {
-            st = ck_image_write_png_u8(p->tmp_path, pv->width, pv->height, p->channels, p->u8, &err);
-        } else if (pv->exr_chunks > 0 && o->exr == CK_EXR_PXR24) { /* encoded on the device */
+            st = ck_image_write_png_u8(p->tmp_path, pv->width, pv->height, p->channels, p->u8, err);
+        } else if (pv->exr_chunks > 0 && exr == CK_EXR_PXR24) { /* encoded on the device */
             const int32_t *bytes = pv->chunk_bytes + (size_t)i * pv->exr_chunks;
             st = ck_image_write_exr_chunks(p->tmp_path, pv->width, pv->height, p->channels, p->half, pv->exr_lines,
-                                           bytes, pv->chunk_data + chunk_ofs, &err);
+                                           bytes, pv->chunk_data + chunk_ofs, err);
             for (int c = 0; c < pv->exr_chunks; c++) chunk_ofs += (size_t)bytes[c];
         } else {
-            st = ck_image_write_exr_half(p->tmp_path, pv->width, pv->height, p->channels, p->half, o->exr, &err);
+            st = ck_image_write_exr_half(p->tmp_path, pv->width, pv->height, p->channels, p->half, exr, err);
         }
-        if (st != CK_OK) rc = EXIT_RUNTIME;
+        if (st != CK_OK) rc = st;
         else written = i + 1;
     }
-    if (rc == 0) {
+    if (rc == CK_OK) {
         for (int i = 0; i < npass; i++)
-            if (rename(passes[i].tmp_path, passes[i].final_path) != 0) {
-                fprintf(stderr, "ckey: cannot move %s into place: %s\n", passes[i].final_path, strerror(errno));
-                rc = EXIT_RUNTIME;
-            }
-        for (int i = 0; i < npass && rc == 0; i++) /* the renames themselves on disk */
-            if (!ck_fsync_parent(passes[i].final_path)) {
-                fprintf(stderr, "ckey: cannot flush %s to disk: %s\n", passes[i].final_path, strerror(errno));
-                rc = EXIT_RUNTIME;
-            }
+            if (rename(passes[i].tmp_path, passes[i].final_path) != 0)
+                rc = ck__fail(err, CK_STATUS_EIO, "cannot move %s into place: %s", passes[i].final_path, strerror(errno));
+        for (int i = 0; i < npass && rc == CK_OK; i++) /* the renames themselves on disk */
+            if (!ck_fsync_parent(passes[i].final_path))
+                rc = ck__fail(err, CK_STATUS_EIO, "cannot flush %s to disk: %s", passes[i].final_path, strerror(errno));
     } else {
         for (int i = 0; i < written; i++) remove(passes[i].tmp_path);
     }
     return rc;
 }
 
-int pass_final_paths(const key_opts *o, const char *stem, char paths[4][CK_PATH_MAX]) {
+int ck_shot_pass_paths(const char *out, const char *stem, int comp, char paths[4][CK_SHOT_PATH_MAX]) {
     pass_out  passes[4];
-    const int npass = init_passes(passes, o, NULL);
-    pass_paths(passes, npass, o->out, stem);
-    for (int i = 0; i < npass; i++) snprintf(paths[i], CK_PATH_MAX, "%s", passes[i].final_path);
+    const int npass = init_passes(passes, comp, NULL);
+    pass_paths(passes, npass, out, stem);
+    for (int i = 0; i < npass; i++) snprintf(paths[i], CK_SHOT_PATH_MAX, "%s", passes[i].final_path);
     return npass;
 }
 
-/* --skip-existing: every pass of the frame is already there. */
-int frame_done(const key_opts *o, const char *stem) {
+/* Present and decoding: an empty or damaged pass is keyed again. A resume decodes each pass once (in the
+ * reader threads). */
+int ck_shot_frame_written(const char *out, const char *stem, int comp, char *why, size_t n) {
     pass_out  passes[4];
-    const int npass = init_passes(passes, o, NULL);
-    pass_paths(passes, npass, o->out, stem);
-    /* present and decoding (an empty or damaged pass is keyed again); a resume decodes each pass once, in
-     * the reader threads */
+    const int npass = init_passes(passes, comp, NULL);
+    pass_paths(passes, npass, out, stem);
+    if (why && n) why[0] = '\0';
     for (int i = 0; i < npass; i++) {
-        if (!file_exists(passes[i].final_path)) return 0;
-        ck_image img   = {0};
-        int      depth = 0;
-        ck_err   err   = {{0}};
-        const ck_status st = ck_image_read(passes[i].final_path, &img, &depth, &err);
+        if (!ck__shot_is_file(passes[i].final_path)) return 0;
+        ck_image        img   = {0};
+        int             depth = 0;
+        ck_err          err   = {{0}};
+        const ck_status st    = ck_image_read(passes[i].final_path, &img, &depth, &err);
         ck_image_release(&img);
         if (st != CK_OK) {
-            fprintf(stderr, "ckey: warning: %s does not decode (%s): the frame is keyed again\n", passes[i].final_path,
-                    ck_status_str(st));
+            if (why && n)
+                snprintf(why, n, "%s does not decode (%s): the frame is keyed again", passes[i].final_path,
+                         ck_status_str(st));
             return 0;
         }
     }
     return 1;
 }
 
-void json_failed(const key_opts *o, const char *msg, int code) {
-    if (!o->json) return;
-    printf("{\"event\": \"failed\", \"exit_code\": %d, \"message\": ", code);
-    ck_cli_json_str(stdout, msg);
-    printf("}\n");
-    fflush(stdout);
-}
-
-/* Human progress: a redrawn bar on a terminal, one line per frame otherwise. */
-void progress_human(int done_idx, int count, const char *stem, double fps, double eta) {
-    if (isatty(2)) {
-        const int width = 30, fill = count ? (int)((double)done_idx / count * width) : width;
-        fprintf(stderr, "\r[");
-        for (int i = 0; i < width; i++) fputc(i < fill ? '=' : ' ', stderr);
-        fprintf(stderr, "] %d/%d  %.2f fps  ETA %.0f s  %-24.24s", done_idx, count, fps, eta, stem);
-        if (done_idx == count) fputc('\n', stderr);
-    } else {
-        fprintf(stderr, "ckey: [%d/%d] %s  %.2f fps  ETA %.0f s\n", done_idx, count, stem, fps, eta);
+/* The pid in a temporary name of ours, else 0: ".STEM.partialPID.EXT", ".NAME.partialPIDEXT" (videos) and
+ * "NAME.tmp.PID.N" (any file written through a temporary). */
+static long temp_pid(const char *name) {
+    const char *p = name[0] == '.' ? strstr(name, ".partial") : NULL;
+    if (p) p += strlen(".partial");
+    else {
+        const char *t = strstr(name, ".tmp.");
+        if (!t) return 0;
+        p = t + strlen(".tmp.");
     }
+    char *end;
+    long  pid = strtol(p, &end, 10);
+    return end > p && pid > 0 ? pid : 0;
 }
 
+int ck_shot_sweep_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int            removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const long pid = temp_pid(e->d_name);
+        if (!pid || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to judge) */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (remove(path) == 0) removed++;
+    }
+    closedir(d);
+    return removed;
+}

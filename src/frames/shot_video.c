@@ -1,14 +1,13 @@
-/* `ckey encode OUT`: the shot's videos from the passes already written in OUT (ProRes 4444 / FFV1 from
- * FG + Matte, H.264 from Comp), in frame order. The videos `ckey key` writes while keying take exactly
- * these samples (the fg and matte halves, the comp's 8-bit values), so a shot that was interrupted,
- * resumed with --skip-existing or keyed in shards ends with the same deliverables as an uninterrupted run.
- * `ckey key --skip-existing` calls it itself once every frame is there, with the source's frame rate and
- * start timecode; `ckey encode` takes them as --fps and --timecode (the passes do not record them).
- * shot_video_meta: what a shot's videos carry, from its source. */
-#include "key.h"
-#include "cmd_opts.h"
-#include "options.h"
-
+/* A shot's videos (ckey_shot.h): ProRes 4444 / FFV1 from FG + Matte (the matte as alpha), H.264 from Comp.
+ * Written in frame order while keying (ck__shot_videos_*, the pipeline's ordered stage), or encoded from the
+ * passes already in the output folder (ck_shot_encode_videos: after shards, after a resumed run, `ckey
+ * encode`). Both take exactly the samples the passes store (the fg and matte halves, the comp's 8-bit
+ * values), so a shot that was interrupted, resumed or keyed in shards ends with the same deliverables as an
+ * uninterrupted run. The passes do not record a rate or timecode: those come from the source
+ * (ck__shot_video_meta). Without FFmpeg every call reports CK_STATUS_EUNSUPPORTED. Depends on io/ only. */
+#include "shot_int.h"
+#include "core/tensor.h"
+#include "io/image.h"
 #include "io/sequence.h"
 #ifdef CK_HAVE_FFMPEG
 #include "io/video.h"
@@ -17,8 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const VIDEO_EXT[3] = {"_prores4444.mov", "_ffv1.mkv", "_comp.mp4"};
+
+void ck__shot_video_want(const char *list, int want[3]) {
+    want[0] = list && strstr(list, "prores") != NULL;
+    want[1] = list && strstr(list, "ffv1") != NULL;
+    want[2] = list && strstr(list, "h264") != NULL;
+}
+
 #ifdef CK_HAVE_FFMPEG
-void shot_video_meta(const char *frame_file, const char *video_tc, int first, double *fps, char timecode[16]) {
+void ck__shot_video_meta(const char *frame_file, const char *video_tc, int first, double *fps, char timecode[16]) {
     char   tc[16]   = "";
     double file_fps = 0;
     int    offset   = 0;
@@ -35,66 +42,109 @@ void shot_video_meta(const char *frame_file, const char *video_tc, int first, do
                     video_tc ? "the source video" : frame_file, tc, *fps);
 }
 
-int encode_videos(const char *out, const char *stem, const int want[3], double fps, const char *timecode, int quiet,
-                  char *emsg, size_t n) {
-    static const char *vext[3] = {"_prores4444.mov", "_ffv1.mkv", "_comp.mp4"};
-    char               dir[CK_PATH_MAX];
-    ck_err             err = {{0}};
-    ck_seq             fg = {0}, matte = {0}, comp = {0};
-    int                ok  = 1;
-    const int          need_comp = want[2], need_fg = want[0] || want[1];
+ck_status ck__shot_videos_write(ck__shot_videos *v, const char *out, const char *name, const ck_passes *pv,
+                                ck_err *err) {
+    const int w = pv->width, h = pv->height;
+    for (int k = 0; k < 3; k++) {
+        if (!v->want[k]) continue;
+        if (!v->writer[k]) {
+            char          path[CK_SHOT_PATH_MAX + 64];
+            ck_video_meta meta = {v->fps, ""};
+            snprintf(meta.timecode, sizeof meta.timecode, "%s", v->timecode);
+            ck_shot_mkdirs(out);
+            snprintf(path, sizeof path, "%s/%s%s", out, name, VIDEO_EXT[k]);
+            ck_video_writer *wr = NULL;
+            const ck_status  st = ck_video_writer_open_meta(&wr, path, (ck_video_codec)k, w, h, &meta, err);
+            if (st != CK_OK) return st;
+            v->writer[k] = wr;
+        }
+        float *rgba = malloc(sizeof(float) * 4 * (size_t)w * h); /* (h, w, 4) */
+        if (!rgba) return ck__fail(err, CK_STATUS_EOOM, "out of memory for the video frame");
+        /* the samples as written to the passes: fg and matte halves, the comp's 8-bit values */
+        for (size_t i = 0; i < (size_t)w * h; i++) {
+            for (int c = 0; c < 3; c++)
+                rgba[4 * i + c] = k == 2 ? pv->comp[3 * i + c] / 255.0f : ck_f16_to_f32(pv->fg[3 * i + c]);
+            rgba[4 * i + 3] = k == 2 ? 1.0f : ck_f16_to_f32(pv->alpha[i]);
+        }
+        const ck_status st = ck_video_write(v->writer[k], rgba, err);
+        free(rgba);
+        if (st != CK_OK) return st;
+    }
+    return CK_OK;
+}
+
+ck_status ck__shot_videos_close(ck__shot_videos *v, int abort, ck_err *err) {
+    ck_status rc = CK_OK;
+    for (int k = 0; k < 3; k++) {
+        if (!v->writer[k]) continue;
+        const ck_status st = ck_video_writer_close(v->writer[k], abort, err);
+        if (st != CK_OK && rc == CK_OK) rc = st;
+        v->writer[k] = NULL;
+    }
+    return rc;
+}
+
+ck_status ck_shot_encode_videos(const char *out, const char *name, const char *list, double fps, const char *timecode,
+                                int *frames_out, char *emsg, size_t n) {
+    char   dir[CK_SHOT_PATH_MAX];
+    ck_err err = {{0}};
+    ck_seq fg = {0}, matte = {0}, comp = {0};
+    int    want[3];
+    ck__shot_video_want(list, want);
+    ck_status rc        = CK_OK;
+    const int need_comp = want[2], need_fg = want[0] || want[1];
+    if (frames_out) *frames_out = 0;
     snprintf(dir, sizeof dir, "%s/FG", out);
-    if (need_fg && ck_seq_list(&fg, dir, &err) != CK_OK) ok = 0;
+    if (need_fg) rc = ck_seq_list(&fg, dir, &err);
     snprintf(dir, sizeof dir, "%s/Matte", out);
-    if (ok && need_fg && ck_seq_list(&matte, dir, &err) != CK_OK) ok = 0;
+    if (rc == CK_OK && need_fg) rc = ck_seq_list(&matte, dir, &err);
     snprintf(dir, sizeof dir, "%s/Comp", out);
-    if (ok && need_comp && ck_seq_list(&comp, dir, &err) != CK_OK) ok = 0;
-    if (!ok) snprintf(emsg, n, "%s", err.msg);
+    if (rc == CK_OK && need_comp) rc = ck_seq_list(&comp, dir, &err);
+    if (rc != CK_OK) snprintf(emsg, n, "%s", err.msg);
     const int frames = need_fg ? fg.n : comp.n;
-    if (ok && (frames == 0 || (need_fg && matte.n != fg.n) || (need_fg && need_comp && comp.n != fg.n))) {
+    if (rc == CK_OK && (frames == 0 || (need_fg && matte.n != fg.n) || (need_fg && need_comp && comp.n != fg.n))) {
         snprintf(emsg, n, "%s: the passes do not make a shot (%d FG, %d Matte, %d Comp frames)", out, fg.n, matte.n,
                  comp.n);
-        ok = 0;
+        rc = CK_STATUS_EFORMAT;
     }
-    for (int i = 0; ok && need_fg && i < frames; i++)
+    for (int i = 0; rc == CK_OK && need_fg && i < frames; i++)
         if (strcmp(fg.stems[i], matte.stems[i]) || (need_comp && strcmp(fg.stems[i], comp.stems[i]))) {
-            snprintf(emsg, n, "%s: frame %d has no matching passes (FG %s, Matte %s)", out, i, fg.stems[i], matte.stems[i]);
-            ok = 0;
+            snprintf(emsg, n, "%s: frame %d has no matching passes (FG %s, Matte %s)", out, i, fg.stems[i],
+                     matte.stems[i]);
+            rc = CK_STATUS_EFORMAT;
         }
     ck_video_writer *vw[3] = {NULL, NULL, NULL};
     ck_video_meta    meta  = {fps, ""};
-    float           *rgba  = NULL;
+    float           *rgba  = NULL; /* (H, W, 4) */
     snprintf(meta.timecode, sizeof meta.timecode, "%s", timecode ? timecode : "");
-    int              W = 0, H = 0;
-    for (int i = 0; ok && i < frames; i++) {
+    int W = 0, H = 0;
+    for (int i = 0; rc == CK_OK && i < frames; i++) {
         ck_image f = {0}, a = {0}, c = {0};
         int      depth;
-        if ((need_fg && (ck_image_read(fg.paths[i], &f, &depth, &err) != CK_OK ||
-                         ck_image_read(matte.paths[i], &a, &depth, &err) != CK_OK)) ||
-            (need_comp && ck_image_read(comp.paths[i], &c, &depth, &err) != CK_OK)) {
+        if ((need_fg && ((rc = ck_image_read(fg.paths[i], &f, &depth, &err)) != CK_OK ||
+                         (rc = ck_image_read(matte.paths[i], &a, &depth, &err)) != CK_OK)) ||
+            (need_comp && (rc = ck_image_read(comp.paths[i], &c, &depth, &err)) != CK_OK))
             snprintf(emsg, n, "%s", err.msg);
-            ok = 0;
-        }
         const ck_image *ref = need_fg ? &f : &c;
-        if (ok && i == 0) {
+        if (rc == CK_OK && i == 0) {
             W = ref->width, H = ref->height;
             rgba = malloc(sizeof(float) * 4 * (size_t)W * H);
-            if (!rgba) snprintf(emsg, n, "out of memory"), ok = 0;
+            if (!rgba) snprintf(emsg, n, "out of memory"), rc = CK_STATUS_EOOM;
         }
-        if (ok && (ref->width != W || ref->height != H || (need_fg && (a.width != W || a.height != H || f.channels != 3 ||
-                                                                       a.channels != 1)) ||
-                   (need_comp && (c.width != W || c.height != H || c.channels != 3)))) {
+        if (rc == CK_OK &&
+            (ref->width != W || ref->height != H ||
+             (need_fg && (a.width != W || a.height != H || f.channels != 3 || a.channels != 1)) ||
+             (need_comp && (c.width != W || c.height != H || c.channels != 3)))) {
             snprintf(emsg, n, "%s: frame %d's passes differ in size or channels from the first frame's", out, i);
-            ok = 0;
+            rc = CK_STATUS_ESHAPE;
         }
-        for (int k = 0; ok && k < 3; k++) {
+        for (int k = 0; rc == CK_OK && k < 3; k++) {
             if (!want[k]) continue;
             if (!vw[k]) {
-                char path[CK_PATH_MAX + 64];
-                snprintf(path, sizeof path, "%s/%s%s", out, stem, vext[k]);
-                if (ck_video_writer_open_meta(&vw[k], path, (ck_video_codec)k, W, H, &meta, &err) != CK_OK) {
+                char path[CK_SHOT_PATH_MAX + 64];
+                snprintf(path, sizeof path, "%s/%s%s", out, name, VIDEO_EXT[k]);
+                if ((rc = ck_video_writer_open_meta(&vw[k], path, (ck_video_codec)k, W, H, &meta, &err)) != CK_OK) {
                     snprintf(emsg, n, "%s", err.msg);
-                    ok = 0;
                     break;
                 }
             }
@@ -102,75 +152,42 @@ int encode_videos(const char *out, const char *stem, const int want[3], double f
                 for (int ch = 0; ch < 3; ch++) rgba[4 * p + ch] = k == 2 ? c.data[3 * p + ch] : f.data[3 * p + ch];
                 rgba[4 * p + 3] = k == 2 ? 1.0f : a.data[p];
             }
-            if (ck_video_write(vw[k], rgba, &err) != CK_OK) snprintf(emsg, n, "%s", err.msg), ok = 0;
+            if ((rc = ck_video_write(vw[k], rgba, &err)) != CK_OK) snprintf(emsg, n, "%s", err.msg);
         }
         ck_image_release(&f), ck_image_release(&a), ck_image_release(&c);
     }
-    for (int k = 0; k < 3; k++)
-        if (vw[k] && ck_video_writer_close(vw[k], !ok, &err) != CK_OK && ok) snprintf(emsg, n, "%s", err.msg), ok = 0;
-    if (ok && !quiet) fprintf(stderr, "ckey: encoded %d frames of %s into its videos\n", frames, out);
+    for (int k = 0; k < 3; k++) {
+        ck_status st;
+        if (vw[k] && (st = ck_video_writer_close(vw[k], rc != CK_OK, &err)) != CK_OK && rc == CK_OK)
+            snprintf(emsg, n, "%s", err.msg), rc = st;
+    }
+    if (rc == CK_OK && frames_out) *frames_out = frames;
     free(rgba);
     ck_seq_free(&fg), ck_seq_free(&matte), ck_seq_free(&comp);
-    return ok;
+    return rc;
 }
 #else
-int encode_videos(const char *out, const char *stem, const int want[3], double fps, const char *timecode, int quiet,
-                  char *emsg, size_t n) {
-    (void)out, (void)stem, (void)want, (void)fps, (void)timecode, (void)quiet;
+void ck__shot_video_meta(const char *frame_file, const char *video_tc, int first, double *fps, char timecode[16]) {
+    (void)frame_file, (void)video_tc, (void)first, (void)fps;
+    timecode[0] = '\0';
+}
+
+ck_status ck__shot_videos_write(ck__shot_videos *v, const char *out, const char *name, const ck_passes *pv,
+                                ck_err *err) {
+    (void)v, (void)out, (void)name, (void)pv;
+    return ck__fail(err, CK_STATUS_EUNSUPPORTED, "video support not built (FFmpeg's libraries not found at configure time)");
+}
+
+ck_status ck__shot_videos_close(ck__shot_videos *v, int abort, ck_err *err) {
+    (void)v, (void)abort, (void)err;
+    return CK_OK;
+}
+
+ck_status ck_shot_encode_videos(const char *out, const char *name, const char *list, double fps, const char *timecode,
+                                int *frames, char *emsg, size_t n) {
+    (void)out, (void)name, (void)list, (void)fps, (void)timecode;
+    if (frames) *frames = 0;
     snprintf(emsg, n, "video support not built (FFmpeg's libraries not found at configure time)");
-    return 0;
+    return CK_STATUS_EUNSUPPORTED;
 }
 #endif
-
-static void usage_encode(FILE *f) {
-    fprintf(f, "usage: ckey encode OUT [--video-out prores,ffv1,h264] [--fps F] [--timecode HH:MM:SS:FF] [--name STEM]\n"
-               "Encodes the videos of a shot from the passes in OUT (OUT/FG + OUT/Matte: ProRes 4444 or FFV1 with\n"
-               "the matte as alpha; OUT/Comp: H.264), frames in natural order, as `ckey key` would have written\n"
-               "them while keying (the same samples): after --shard runs, or to redo a deliverable. `ckey key\n"
-               "--skip-existing` encodes by itself once every frame of the shot is there, with the source's rate\n"
-               "and timecode.\n"
-               "\n"
-               "options:\n");
-    ck_opts_help(f, CK_CMD_ENCODE);
-}
-
-int cmd_encode(int argc, char **argv) {
-    encode_opts eo = {"prores,h264", NULL, NULL, 24.0};
-    ck_opt_result r;
-    const int     st = ck_opts_parse(CK_CMD_ENCODE, argc, argv, &eo, &r);
-    if (st == CK_OPT_HELP) {
-        usage_encode(stdout);
-        return 0;
-    }
-    if (st != CK_OPT_OK) return EXIT_USAGE;
-    const char  *out = r.npos ? r.pos[0] : NULL, *list = eo.list, *name = eo.name, *timecode = eo.timecode;
-    const double fps = eo.fps;
-    if (!out) {
-        fprintf(stderr, "ckey: encode needs an output folder: ckey encode OUT [options] (see 'ckey encode --help')\n");
-        return EXIT_USAGE;
-    }
-#ifdef CK_HAVE_FFMPEG
-    char tc[16];
-    if (timecode && !ck_video_timecode_at(timecode, fps, 0, tc)) {
-        fprintf(stderr, "ckey: --timecode %s is not a start timecode at %.3f fps (HH:MM:SS:FF, frames below the rate; "
-                        "';' before FF for drop-frame at 29.97/59.94)\n", timecode, fps);
-        return EXIT_USAGE;
-    }
-#endif
-    const int want[3] = {strstr(list, "prores") != NULL, strstr(list, "ffv1") != NULL, strstr(list, "h264") != NULL};
-    if (!want[0] && !want[1] && !want[2]) {
-        fprintf(stderr, "ckey: --video-out %s names no video (prores, ffv1, h264)\n", list);
-        return EXIT_USAGE;
-    }
-    char stem[1024], folder[1024];
-    snprintf(folder, sizeof folder, "%s", out);
-    for (size_t l = strlen(folder); l > 1 && folder[l - 1] == '/'; l--) folder[l - 1] = '\0';
-    if (name) snprintf(stem, sizeof stem, "%s", name);
-    else file_stem(stem, sizeof stem, folder);
-    char emsg[1400];
-    if (!encode_videos(out, stem, want, fps, timecode, 0, emsg, sizeof emsg)) {
-        fprintf(stderr, "ckey: %s\n", emsg);
-        return EXIT_RUNTIME;
-    }
-    return 0;
-}

@@ -33,7 +33,7 @@ int farm_shot_open(farm_shot *s, const char *image, char *msg, size_t n) {
     char folder[CK_PATH_MAX];
     snprintf(folder, sizeof folder, "%s", image);
     for (size_t l = strlen(folder); l > 1 && folder[l - 1] == '/'; l--) folder[l - 1] = '\0';
-    file_stem(s->name, sizeof s->name, folder); /* as ckey key names a shot's videos */
+    ck_shot_file_stem(s->name, sizeof s->name, folder); /* as ckey key names a shot's videos */
     if (is_dir(image)) {
         ck_err err = {{0}};
         ck_seq seq;
