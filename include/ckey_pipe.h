@@ -1,5 +1,6 @@
-/* The frame pipeline (part of the library; `ckey key` and `ckey clip` run shots through it, and so can any
- * host that reads and writes its own frames): frames overlap across stages.
+/* The frame pipeline (part of the library; shots of frame files run through it (ckey_shot.h: `ckey key`,
+ * `ckey clip`, the Python package), and so can any host that reads and writes its own frames): frames overlap
+ * across stages.
  *
  *   reader threads     decode frames (claimed in order)               ops->read
  *   calling thread     network (the context: one thread)              ck_key_image_begin, or ck_key_passes
