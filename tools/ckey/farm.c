@@ -11,6 +11,7 @@
 #include "farm.h"
 #include "options.h"
 
+#include "io/image.h"
 #include "io/sequence.h"
 #ifdef CK_HAVE_FFMPEG
 #include "io/video.h"

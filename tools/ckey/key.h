@@ -7,8 +7,6 @@
 #include "ckey.h"
 #include "ckey_shot.h"
 #include "cli.h"
-#include "core/check.h"
-#include "io/image.h"
 #include "options.h"
 
 #include <stdio.h>
