@@ -422,11 +422,11 @@ ck_status ck_shot_key(ck_shot *s, ck_ctx *ctx, ck_shot_stats *stats) {
     stats->workers = o->workers > 0 ? o->workers : ck_pipe_default_workers();
     /* file sequences decode in parallel (a 16-bit 4K PNG takes over half a second); video is sequential */
     stats->readers = s->vid ? 1 : o->readers > 0 ? o->readers : ck_pipe_default_readers();
-    if (frame_cancelled(s)) { /* e.g. during loading */
-        stats->cancelled = 1;
-        return CK_OK;
+    if (frame_cancelled(s) || (st = video_seek(s)) != CK_OK) { /* cancelled e.g. during loading */
+        stats->cancelled = st == CK_OK;
+        memset(s->pending, 0, sizeof s->pending);
+        return st;
     }
-    if ((st = video_seek(s)) != CK_OK) return st;
     const ck_pipe_ops ops = {s, frame_read, frame_write, s->write_videos || o->ordered_events ? frame_ordered : NULL,
                              frame_done, frame_cancelled};
     ck_pipe_stats ps;
