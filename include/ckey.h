@@ -267,6 +267,13 @@ typedef struct ck_passes {
     int       chunks_only;
 } ck_passes;
 
+/* How EXR files are compressed (the passes' writers, ckey_shot.h). */
+typedef enum ck_exr_compression {
+    CK_EXR_PXR24 = 0, /* CorridorKey's choice; lossless for half data; the device can encode it (gpu_encode) */
+    CK_EXR_ZIP   = 1,
+    CK_EXR_NONE  = 2
+} ck_exr_compression;
+
 /* A frame keyed into passes. With gpu_postprocess in effect (CUDA, full frame) everything after
  * decoding runs on the device and only the passes are downloaded; otherwise ck_key_image then
  * ck_passes_from_result (the same values: see ck_ctx_postprocess_on_device). */
