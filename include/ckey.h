@@ -147,6 +147,8 @@ typedef struct ck_params {
      * plate in linear Rec.709) of the plate's linear value (its own gamut) against the network's;
      * 0 (default) = off. */
     int          keep_highlights;
+    /* The CUDA device (0-based, among those CUDA_VISIBLE_DEVICES leaves visible); default 0. */
+    int          device_index;
 } ck_params;
 
 #define CK_MAX_BATCH 32
@@ -171,8 +173,37 @@ typedef struct ck_result {
 
 typedef struct ck_ctx ck_ctx;
 
-/* Loads the checkpoint (.pth or .safetensors), validates every tensor, plans memory for params->size. */
+/* A model: a checkpoint loaded once onto one device (its weights validated, folded and uploaded), immutable
+ * from then on and shared by any number of contexts, each with its own activations, device stream and frame
+ * state, usable from its own thread at the same time as the others. Two streams of one model hold its
+ * weights once.
+ *
+ *     ck_model *m; char msg[512];
+ *     if (ck_model_load(&m, "CorridorKey.pth", &params, msg, sizeof msg) != CK_OK) { puts(msg); ... }
+ *     ck_ctx *a, *b;
+ *     ck_ctx_init_model(&a, m, &params); ck_ctx_init_model(&b, m, &params);   // a thread each
+ *     ck_model_release(m);   // the contexts keep it alive
+ *
+ * The model fixes size (tile, when tiled), device, device_index, precision and head_dim from params; the
+ * rest of params belongs to each context. */
+typedef struct ck_model ck_model;
+/* *out NULL and the reason in msg (msg_len bytes; may be NULL) on failure. The caller holds one reference. */
+ck_status        ck_model_load(ck_model **out, const char *checkpoint_path, const ck_params *params, char *msg,
+                               size_t msg_len);
+/* Drops one reference; the last (the caller's and every context's) frees the weights. NULL is ignored. */
+void             ck_model_release(ck_model *model);
+size_t           ck_model_weight_bytes(const ck_model *model);
+/* The settings the model fixed, resolved (device and precision as chosen, head_dim from the checkpoint). */
+const ck_params *ck_model_params(const ck_model *model);
+
+/* Loads the checkpoint (.pth or .safetensors), validates every tensor, plans memory for params->size: a
+ * model of its own (ck_model_load) and one context over it. On failure *out still points to a context
+ * whose ck_ctx_last_error says why (free it with ck_ctx_free). */
 ck_status   ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params *params);
+/* A context over a loaded model (it takes a reference): params' size, device, device_index, precision and
+ * head_dim must agree with the model's (CK_DEVICE_AUTO, CK_PREC_AUTO and head_dim 0 take the model's),
+ * else CK_STATUS_EINVAL naming the difference. */
+ck_status   ck_ctx_init_model(ck_ctx **out, ck_model *model, const ck_params *params);
 void        ck_ctx_free(ck_ctx *ctx);
 /* Message of the last failure on this context (or of the failed init when ctx is NULL). */
 const char *ck_ctx_last_error(const ck_ctx *ctx);
@@ -235,6 +266,13 @@ typedef struct ck_passes {
      * page-locked memory per 4K frame. */
     int       chunks_only;
 } ck_passes;
+
+/* How EXR files are compressed (the passes' writers, ckey_shot.h). */
+typedef enum ck_exr_compression {
+    CK_EXR_PXR24 = 0, /* CorridorKey's choice; lossless for half data; the device can encode it (gpu_encode) */
+    CK_EXR_ZIP   = 1,
+    CK_EXR_NONE  = 2
+} ck_exr_compression;
 
 /* A frame keyed into passes. With gpu_postprocess in effect (CUDA, full frame) everything after
  * decoding runs on the device and only the passes are downloaded; otherwise ck_key_image then

@@ -1,5 +1,6 @@
-/* The frame pipeline (part of the library; `ckey key` and `ckey clip` run shots through it, and so can any
- * host that reads and writes its own frames): frames overlap across stages.
+/* The frame pipeline (part of the library; shots of frame files run through it (ckey_shot.h: `ckey key`,
+ * `ckey clip`, the Python package), and so can any host that reads and writes its own frames): frames overlap
+ * across stages.
  *
  *   reader threads     decode frames (claimed in order)               ops->read
  *   calling thread     network (the context: one thread)              ck_key_image_begin, or ck_key_passes
@@ -40,6 +41,8 @@ typedef struct ck_pipe_frame {
     int       in_pinned;
     int       w, h;      /* frame size: the passes' size */
     int       skipped;   /* set by read: nothing to key (--skip-existing); still reported by done */
+    /* this frame's seconds in each stage, for done (network: its batch's, when keyed in a batch) */
+    double    read_s, network_s, finish_s, write_s, ordered_s;
 } ck_pipe_frame;
 
 typedef struct ck_pipe_ops {
@@ -69,6 +72,9 @@ typedef struct ck_pipe_stats {
     double wall_s;
     int    frames, skipped;
     int    cancelled; /* ended early by ops->cancelled */
+    /* the first failure's status: the context's for keying and post-processing; CK_STATUS_EIO for a callback
+     * that failed (its own status is the host's to keep) */
+    ck_status status;
 } ck_pipe_stats;
 
 /* 1 when p points into the slot's input block (memory the frame does not own). */

@@ -79,6 +79,6 @@ class CMakeBuild(build_ext):
 setup(
     version=ckey_version(),
     packages=["ckey"],
-    ext_modules=[Extension("ckey._ckey", sources=["src/ckey_module.c", "src/context.c"])],
+    ext_modules=[Extension("ckey._ckey", sources=["src/ckey_module.c", "src/context.c", "src/shot.c"])],
     cmdclass={"build_ext": CMakeBuild},
 )

@@ -1,8 +1,6 @@
 /* Public API (include/ckey.h): context lifetime, planning, and the frame path
  * pre-process → network → resize back → post-process. */
 #include "ctx.h"
-#include "model/builtin.h"
-#include "model/random_weights.h"
 #include "pipeline/colorspace.h"
 #include "pipeline/frame_ops.h"
 
@@ -44,29 +42,6 @@ ck_params ck_params_default(void) {
 static ck_status init_fail(ck_ctx *ctx, ck_status st) {
     ctx->failed = 1;
     return st;
-}
-
-static ck_backend *make_backend(ck_ctx *ctx, ck_status *st) {
-    const ck_params *p      = &ctx->params;
-    const int        lowp   = p->precision == CK_PREC_BF16 || p->precision == CK_PREC_FP16;
-    if (p->device == CK_DEVICE_CPU) {
-        if (lowp) {
-            *st = ck__fail(&ctx->err, CK_STATUS_EUNSUPPORTED, "the CPU backend computes in fp32 only (asked for %s)",
-                           p->precision == CK_PREC_BF16 ? "bf16" : "fp16");
-            return NULL;
-        }
-        return ck_backend_cpu_create(p->threads);
-    }
-    ck_err          cerr = {{0}};
-    ck_backend_opts bo   = {0, p->precision == CK_PREC_AUTO ? CK_PREC_FP16 : p->precision, p->fused_attention};
-    ck_backend     *be   = ck_backend_cuda_create(&bo, &cerr);
-    if (be) return be;
-    if (p->device == CK_DEVICE_CUDA) {
-        *st = ck__fail(&ctx->err, CK_STATUS_ENODEV, "--device cuda: %s", cerr.msg);
-        return NULL;
-    }
-    CK_LOG_INFO("no usable CUDA device (%s); running on the CPU%s", cerr.msg, lowp ? " in fp32" : "");
-    return ck_backend_cpu_create(p->threads);
 }
 
 /* Images per forward: params.max_batch, or auto (0): in tiled mode on CUDA as many tiles as fit
@@ -149,7 +124,9 @@ ck_status ck_ctx_set_frame_params(ck_ctx *ctx, const ck_frame_params *fp) {
 
 int ck_ctx_max_batch(const ck_ctx *ctx) { return ctx ? ctx->max_batch : 0; }
 
-ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params *params) {
+/* A new context with `params` checked and normalized (the fields the model decides are checked against
+ * it later); *out is set whatever happens, so that the message can be read. */
+static ck_status ctx_new(ck_ctx **out, const ck_params *params) {
     static ck_err init_err; /* for failures before a context exists */
     *out       = NULL;
     ck_ctx *ctx = calloc(1, sizeof *ctx);
@@ -177,31 +154,31 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
         return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "colour space %d: not a ck_colorspace", pm->colorspace));
     if (pm->colorspace != CK_CS_DEFAULT) pm->input_is_linear = pm->colorspace != CK_CS_SRGB; /* converted plates are linear */
     pm->colorspace = ck_colorspace_resolve(pm->colorspace, pm->input_is_linear);
-    const ck_params *p = &ctx->params;
-    if (p->size < 32 || p->size % 32 != 0)
-        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "size %d is not a positive multiple of 32", p->size));
-    if (p->refiner_scale != p->refiner_scale)
+    if (pm->size < 32 || pm->size % 32 != 0)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "size %d is not a positive multiple of 32", pm->size));
+    if (pm->refiner_scale != pm->refiner_scale)
         return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "refiner scale is not a number"));
-    if (!checkpoint_path)
-        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "no checkpoint given"));
+    if (pm->device_index < 0)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "device index %d: must be 0 or more", pm->device_index));
+    return CK_OK;
+}
 
-    /* the device first: "no GPU" is reported before any checkpoint work */
-    ck_status st = CK_OK;
-    ctx->be      = make_backend(ctx, &st);
+/* The context's own part over model m (whose reference it takes): its backend on the model's device, the
+ * activation arena planned for its batch sizes, host buffers. */
+static ck_status ctx_attach(ck_ctx *ctx, ck_model *m) {
+    ctx->model = m;
+    ctx->cfg   = m->cfg;
+    ctx->w     = m->w; /* the model's tensors: never freed through the context */
+    ck_params bp    = ctx->params;
+    bp.device       = m->params.device;
+    bp.precision    = m->params.precision;
+    bp.device_index = m->params.device_index;
+    ck_status st    = CK_OK;
+    ctx->be         = ck__make_backend(&bp, 0, &ctx->err, &st);
     if (!ctx->be) return init_fail(ctx, st != CK_OK ? st : CK_STATUS_ENODEV);
-    /* "random:<config>": generated weights, no file (benchmarks, smoke runs) */
-    st = ck_random_weights_is_spec(checkpoint_path) ? ck_random_checkpoint(&ctx->ckpt, checkpoint_path, &ctx->err)
-         : ck_builtin_is_spec(checkpoint_path)      ? ck_builtin_checkpoint(&ctx->ckpt, &ctx->err)
-                                                    : ck_checkpoint_open(&ctx->ckpt, checkpoint_path, &ctx->err);
-    if (st != CK_OK) return init_fail(ctx, st);
-    ck_checkpoint_canonicalize(&ctx->ckpt);
-    st = ck_config_from_checkpoint(&ctx->cfg, &ctx->ckpt, p->size, p->head_dim, &ctx->err);
-    if (st != CK_OK) return init_fail(ctx, st);
-    st = ck_weights_load(&ctx->w, &ctx->cfg, &ctx->ckpt, ctx->be, &ctx->err);
-    if (st != CK_OK) return init_fail(ctx, st);
     st = plan(ctx);
-    if (st != CK_OK) return init_fail(ctx, st);
-    st = ck__ctx_host_batch(ctx, 1);
+    if (st == CK_OK) st = ck__ctx_device_status(ctx);
+    if (st == CK_OK) st = ck__ctx_host_batch(ctx, 1);
     if (st != CK_OK) return init_fail(ctx, st);
     ck_config_log(&ctx->cfg);
     CK_LOG_INFO("%s: weights %.1f MiB on device (+ the checkpoint in host memory), activations %.1f MiB%s", ctx->be->name,
@@ -210,18 +187,73 @@ ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params
     return CK_OK;
 }
 
+ck_status ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_params *params) {
+    ck_status st = ctx_new(out, params);
+    if (st != CK_OK) return st;
+    ck_ctx *ctx = *out;
+    if (!checkpoint_path)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "no checkpoint given"));
+    ck_model *m = NULL;
+    st          = ck__model_load(&m, checkpoint_path, &ctx->params, &ctx->err);
+    if (st != CK_OK) return init_fail(ctx, st);
+    return ctx_attach(ctx, m); /* the loader's reference becomes the context's */
+}
+
+ck_status ck_ctx_init_model(ck_ctx **out, ck_model *model, const ck_params *params) {
+    ck_status st = ctx_new(out, params);
+    if (st != CK_OK) return st;
+    ck_ctx *ctx = *out;
+    if (!model) return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "no model given"));
+    /* what the model fixed: the size its pos_embed was resized to, the device and the weights' dtype */
+    const ck_params *mp = &model->params, *p = &ctx->params;
+    if (p->size != mp->size)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "size %d: the model was loaded for %d%s", p->size,
+                                       mp->size, p->tile ? " (tiles run the model at the tile size)" : ""));
+    if (p->device != CK_DEVICE_AUTO && p->device != mp->device)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "device %s: the model was loaded on %s",
+                                       p->device == CK_DEVICE_CUDA ? "cuda" : "cpu",
+                                       mp->device == CK_DEVICE_CUDA ? "cuda" : "cpu"));
+    if (p->precision != CK_PREC_AUTO && p->precision != mp->precision)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "precision %s: the model was loaded in %s",
+                                       ck_dtype_name(p->precision == CK_PREC_FP16   ? CK_DTYPE_F16
+                                                     : p->precision == CK_PREC_BF16 ? CK_DTYPE_BF16
+                                                                                    : CK_DTYPE_F32),
+                                       ck_dtype_name(model->be->act_dtype)));
+    if (p->head_dim != 0 && p->head_dim != mp->head_dim)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "head dim %d: the model has %d", p->head_dim,
+                                       mp->head_dim));
+    if (mp->device == CK_DEVICE_CUDA && p->device_index != mp->device_index)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "device index %d: the model was loaded on device %d",
+                                       p->device_index, mp->device_index));
+    return ctx_attach(ctx, ck__model_retain(model));
+}
+
+ck_status ck_model_load(ck_model **out, const char *checkpoint_path, const ck_params *params, char *msg, size_t msg_len) {
+    ck_err    err = {{0}};
+    ck_params p   = params ? *params : ck_params_default();
+    ck_status st;
+    if (!out) return CK_STATUS_EINVAL;
+    *out = NULL;
+    if (p.tile != 0) p.size = p.tile;
+    if (!checkpoint_path) st = ck__fail(&err, CK_STATUS_EINVAL, "no checkpoint given");
+    else if (p.size < 32 || p.size % 32 != 0) st = ck__fail(&err, CK_STATUS_EINVAL, "size %d is not a positive multiple of 32", p.size);
+    else if (p.device_index < 0) st = ck__fail(&err, CK_STATUS_EINVAL, "device index %d: must be 0 or more", p.device_index);
+    else st = ck__model_load(out, checkpoint_path, &p, &err);
+    if (msg && msg_len) snprintf(msg, msg_len, "%s", st == CK_OK ? "" : err.msg);
+    return st;
+}
+
 void ck_ctx_free(ck_ctx *ctx) {
     if (!ctx) return;
     if (ctx->be) {
         if (ctx->graph_ready && ctx->be->ext.graph_reset) ctx->be->ext.graph_reset(ctx->be);
-        ck_weights_free(&ctx->w);
         if (ctx->pre_dev) ctx->be->free(ctx->be, ctx->pre_dev);
         if (ctx->post_dev) ctx->be->free(ctx->be, ctx->post_dev);
         ck__tiled_free(ctx);
         if (ctx->act_block) ctx->be->free(ctx->be, ctx->act_block);
         ctx->be->destroy(ctx->be);
     }
-    ck_checkpoint_close(&ctx->ckpt);
+    ck_model_release(ctx->model);
     free(ctx->host_x);
     free(ctx->host_out);
     free(ctx->pre_scratch);
@@ -244,14 +276,17 @@ size_t           ck_ctx_weight_bytes(const ck_ctx *ctx) { return ctx->w.bytes; }
 
 ck_status ck_ctx_warmup(ck_ctx *ctx) {
     if (!ctx) return CK_STATUS_EINVAL;
-    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    if (ctx->failed) return ck__ctx_failed_status(ctx);
     if (ctx->be->device == CK_DEVICE_CPU) return CK_OK;
     /* tiled: the batch the tiles of a plate fill (usually all of max_batch) */
     const int       n = ctx->params.tile > 0 ? ctx->max_batch : 1;
     const ck_tensor x = ck__ctx_input(ctx, n);
     ctx->be->zero(ctx->be, &x); /* a blank input */
     ck_status st = ck__ctx_compute_n(ctx, n);
-    if (st == CK_OK) ctx->be->synchronize(ctx->be);
+    if (st == CK_OK) {
+        ctx->be->synchronize(ctx->be);
+        st = ck__ctx_device_status(ctx);
+    }
     if (st != CK_OK) ctx->failed = 1;
     return st;
 }
@@ -378,15 +413,18 @@ ck_status ck__ctx_preprocess(ck_ctx *ctx, const ck_image *rgb, const ck_image *h
     return ck__ctx_preprocess_slot(ctx, rgb, hint, 0);
 }
 
+/* The context's own peak plus its model's weights (counted in each context of a shared model). */
 size_t ck_ctx_device_peak_bytes(const ck_ctx *ctx) {
-    return ctx->be->ext.mem_peak ? ctx->be->ext.mem_peak(ctx->be) : 0;
+    if (!ctx->be->ext.mem_peak) return 0;
+    const ck_backend *mb = ctx->model->be;
+    return ctx->be->ext.mem_peak(ctx->be) + (mb->ext.mem_peak ? mb->ext.mem_peak((ck_backend *)mb) : 0);
 }
 const char *ck_ctx_device_name(const ck_ctx *ctx) { return ctx->be->name; }
 const char *ck_ctx_precision_name(const ck_ctx *ctx) { return ck_dtype_name(ctx->be->act_dtype); }
 
 ck_status ck_run_network_batch(ck_ctx *ctx, int n, const float *x_nhwc, float *alpha, float *fg_rgb) {
     if (!ctx || !x_nhwc) return CK_STATUS_EINVAL;
-    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    if (ctx->failed) return ck__ctx_failed_status(ctx);
     ck__ctx_begin_call(ctx);
     if (n < 1 || n > ctx->max_batch)
         return ck__fail(&ctx->err, CK_STATUS_EINVAL, "a batch of %d images: this context takes 1 to %d", n,
@@ -419,7 +457,7 @@ void ck__ctx_begin_call(ck_ctx *ctx) {
 }
 
 ck_status ck__check_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint) {
-    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    if (ctx->failed) return ck__ctx_failed_status(ctx);
     if (!image_ok(rgb, 3)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "input image must be a non-empty 3-channel image");
     if (!image_ok(hint, 1)) return ck__fail(&ctx->err, CK_STATUS_EINVAL, "hint must be a non-empty 1-channel image");
     return CK_OK;
@@ -471,6 +509,9 @@ ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *h
                          : ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
             if (st == CK_OK) {
                 ctx->be->download(ctx->be, blended, dev, sizeof(float) * 4 * (size_t)w * h);
+                st = ck__ctx_device_status(ctx);
+            }
+            if (st == CK_OK) {
                 for (size_t i = 0; i < (size_t)w * h; i++) {
                     res->alpha.data[i] = blended[4 * i];
                     for (int c = 0; c < 3; c++) res->fg.data[3 * i + c] = blended[4 * i + 1 + c];

@@ -1,4 +1,5 @@
-/* The context behind the public ck_ctx handle (internal: tests reach intermediates through it). */
+/* The context behind the public ck_ctx handle and the loaded model behind ck_model (internal: tests reach
+ * intermediates through them). */
 #ifndef CK_CTX_H
 #define CK_CTX_H
 
@@ -6,11 +7,28 @@
 
 #include <stdatomic.h>
 
+/* A checkpoint loaded onto one device (model_load.c): immutable once loaded, shared by its contexts. */
+struct ck_model {
+    ck_params     params; /* as loaded, resolved: device, precision, size, head_dim, device_index */
+    ck_checkpoint ckpt;   /* kept open: CPU weights point into its in-memory copy */
+    ck_config     cfg;
+    ck_backend   *be;     /* the weights' memory (CUDA: a weights-only backend) */
+    ck_weights    w;
+    atomic_int    refs;   /* the loader's reference and one per context */
+};
+
+/* The backend of params' device and precision (CK_DEVICE_AUTO: CUDA when usable, else the CPU, with a
+ * notice); weights_only: memory and uploads only (a model's). NULL with *st and err set on failure. */
+ck_backend *ck__make_backend(const ck_params *p, int weights_only, ck_err *err, ck_status *st);
+/* Loads a model (one reference, for the caller); *out NULL and err set on failure. */
+ck_status   ck__model_load(ck_model **out, const char *checkpoint_path, const ck_params *params, ck_err *err);
+ck_model   *ck__model_retain(ck_model *m);
+
 struct ck_ctx {
     ck_params     params;
-    ck_checkpoint ckpt; /* kept open: CPU weights may point into its mapping */
-    ck_config     cfg;
-    ck_backend   *be;
+    ck_model     *model; /* the checkpoint, configuration and weights (one reference) */
+    ck_config     cfg;   /* the model's (copies: read on every forward) */
+    ck_backend   *be;    /* this context's own: stream, scratch, activations */
     ck_weights    w;
     void         *act_block; /* activation arena memory on the backend */
     size_t        act_bytes;
@@ -108,6 +126,12 @@ ck_status ck__ctx_working_plate(ck_ctx *ctx, const ck_image *rgb, ck_image *out)
 /* A frame the context can key: not failed before, rgb 3 channels and hint 1, non-empty (message set). */
 ck_status ck__check_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint);
 ck_status ck__ctx_compute(ck_ctx *ctx);
+/* CK_STATUS_EDEVICE with the backend's failure as the context's message (the context is failed from then
+ * on) when the backend recorded a device error; else CK_OK. Checked after everything that enqueues. */
+ck_status ck__ctx_device_status(ck_ctx *ctx);
+/* The status a failed context answers with: CK_STATUS_EDEVICE (message kept) after a device error, else
+ * CK_STATUS_EBADSTATE. */
+ck_status ck__ctx_failed_status(ck_ctx *ctx);
 ck_status ck__ctx_download(ck_ctx *ctx);
 /* Tiled keying (tiled.c): alpha (h,w) and straight fg (h,w,3) of the whole plate on the host ... */
 ck_status ck__key_tiled_host(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, float *alpha, float *fg);

@@ -71,9 +71,20 @@ void ck__ctx_upload_slots(ck_ctx *ctx, int first, int n) {
     ctx->be->upload(ctx->be, dst, h + i0, (size_t)(i1 - i0) * es);
 }
 
+ck_status ck__ctx_device_status(ck_ctx *ctx) {
+    if (!ctx->be || !ctx->be->failed) return CK_OK;
+    if (ctx->failed && strstr(ctx->err.msg, ctx->be->failure)) return CK_STATUS_EDEVICE; /* reported already */
+    ctx->failed = 1;
+    return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "%s; the context cannot be used further", ctx->be->failure);
+}
+
+ck_status ck__ctx_failed_status(ck_ctx *ctx) {
+    return ctx->be && ctx->be->failed ? ck__ctx_device_status(ctx) : CK_STATUS_EBADSTATE;
+}
+
 ck_status ck__ctx_upload_n(ck_ctx *ctx, int n) {
     ck__ctx_upload_slots(ctx, 0, n);
-    return CK_OK;
+    return ck__ctx_device_status(ctx);
 }
 
 ck_status ck__ctx_upload(ck_ctx *ctx) { return ck__ctx_upload_n(ctx, 1); }
@@ -93,22 +104,25 @@ ck_status ck__ctx_compute_n(ck_ctx *ctx, int n) {
     CK_ASSERT(n >= 1 && n <= ctx->max_batch && n < CK_GRAPH_SLOTS);
     if (!ck__ctx_use_graph(ctx)) {
         enqueue_forward(ctx, n);
-        return CK_OK;
+        return ck__ctx_device_status(ctx);
     }
     if (!(ctx->graph_ready >> n & 1)) { /* first batch of n: record the whole forward once ("compile") */
         /* One eager forward first: ops make their one-time choices (cuDNN plans, weight layouts) outside
          * capture, where they may allocate and time; the capture then records the chosen paths. */
         enqueue_forward(ctx, n);
         be->synchronize(be);
+        if (be->failed) return ck__ctx_device_status(ctx);
         if (!be->ext.graph_begin(be)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph capture failed to start");
         enqueue_forward(ctx, n);
-        if (!be->ext.graph_end(be, n)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph capture failed");
+        const int recorded = be->ext.graph_end(be, n); /* ends the capture whatever happened inside it */
+        if (be->failed) return ck__ctx_device_status(ctx);
+        if (!recorded) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph capture failed");
         ctx->graph_ready |= (uint64_t)1 << n;
         ctx->graph_out[n] = ctx->last;
     }
     ctx->last = ctx->graph_out[n], ctx->last_batch = n; /* the replayed forward's tensors */
     if (!be->ext.graph_launch(be, n)) return ck__fail(&ctx->err, CK_STATUS_EDEVICE, "CUDA graph launch failed");
-    return CK_OK;
+    return ck__ctx_device_status(ctx);
 }
 
 ck_status ck__ctx_compute(ck_ctx *ctx) { return ck__ctx_compute_n(ctx, 1); }
@@ -117,7 +131,7 @@ ck_status ck__ctx_download_n(ck_ctx *ctx, int n) {
     CK_ASSERT(n == ctx->last_batch && n <= ctx->host_batch);
     ctx->be->download(ctx->be, ctx->host_out, ctx->last.out.data, ck_tensor_nbytes(&ctx->last.out));
     ctx->be->synchronize(ctx->be);
-    return CK_OK;
+    return ck__ctx_device_status(ctx);
 }
 
 ck_status ck__ctx_download(ck_ctx *ctx) { return ck__ctx_download_n(ctx, 1); }

@@ -382,12 +382,12 @@ static ck_status post_on_device(ck_ctx *ctx, const float *src, int sw, int sh, i
     }
     if (!chunks_only) be->download(be, out->block, ctx->post_passes_dev, ctx->post_passes_bytes);
     be->synchronize(be);
-    return CK_OK;
+    return ck__ctx_device_status(ctx);
 }
 
 ck_status ck_key_passes_batch(ck_ctx *ctx, int n, const ck_image *rgb, const ck_image *hint, ck_passes *out) {
     if (!ctx || !rgb || !hint || !out || n < 1) return CK_STATUS_EINVAL;
-    if (ctx->failed) return CK_STATUS_EBADSTATE;
+    if (ctx->failed) return ck__ctx_failed_status(ctx);
     ck__ctx_begin_call(ctx);
     const int tiled = ctx->params.tile > 0;
     if (!tiled && n > ctx->max_batch)

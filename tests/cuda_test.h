@@ -16,7 +16,7 @@
 
 static ck_backend *cuda_backend_or_skip(void) {
     ck_err          err  = {{0}};
-    ck_backend_opts opts = {0, CK_PREC_FP32, 1};
+    ck_backend_opts opts = {0, CK_PREC_FP32, 1, 0};
     ck_backend     *be   = ck_backend_cuda_create(&opts, &err);
     if (!be) printf("SKIP: no CUDA device (%s)\n", err.msg);
     return be;

@@ -769,14 +769,14 @@ int main(void) {
     CK_ASSERT(g_cpu);
     for (int p = 0; p < 3; p++) {
         ck_err          err  = {{0}};
-        ck_backend_opts opts = {0, precs[p], 1};
+        ck_backend_opts opts = {0, precs[p], 1, 0};
         g_gpu                = ck_backend_cuda_create(&opts, &err);
         if (!g_gpu) {
             printf("SKIP: no CUDA device (%s)\n", err.msg);
             g_cpu->destroy(g_cpu);
             return 77; /* SKIP_RETURN_CODE in tests/CMakeLists.txt */
         }
-        ck_backend_opts ropts = {0, precs[p], 0};
+        ck_backend_opts ropts = {0, precs[p], 0, 0};
         g_gpu_ref             = ck_backend_cuda_create(&ropts, &err);
         CHECK_MSG(g_gpu_ref != NULL, "second CUDA backend: %s", err.msg);
         if (!g_gpu_ref) break;

@@ -73,6 +73,10 @@ extern "C" cudaStream_t ck_cuda_stream(ck_backend *be) {
     (void)be;
     return g_stream;
 }
+extern "C" void ck__cuda_failed(const char *file, int line, const char *expr, const char *what) {
+    fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, expr, what);
+    exit(2);
+}
 
 /* ---- inputs: a counter-based hash, identical on host and device ---------------------------------------- */
 /* Irwin–Hall sum of four 16-bit uniforms in integers (exact), one int→float conversion and two float multiplies

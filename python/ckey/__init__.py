@@ -5,10 +5,14 @@
         out = k.key(rgb, hint)                   # rgb (H, W, 3), hint (H, W): float32 or float16
         matte, fg, processed, comp = out.alpha, out.fg, out.processed, out.comp
 
-The work is done by ckey's C library (include/ckey.h) through the extension ckey._ckey: one Keyer is
-one ck_ctx (the checkpoint loaded and planned for one size), and a frame is ck_key_image_begin +
-ck_result_finish, keyed with the GIL released. Failures raise ckey.Error subclasses carrying `.status`
-(the ck_status code) and ckey's message.
+    with ckey.Keyer() as k:                      # a shot into files, as `ckey key` writes them
+        k.key_shot("plates/", "keyed/", hint="hints/", progress=lambda f: print(f.done, f.total, f.paths))
+
+The work is done by ckey's C library (include/ckey.h, include/ckey_shot.h) through the extension
+ckey._ckey: one Keyer is one ck_ctx (the checkpoint loaded and planned for one size); a frame is
+ck_key_image_begin + ck_result_finish, a shot ck_shot_key (the frame pipeline, files in and out), both run
+with the GIL released. Failures raise ckey.Error subclasses carrying `.status` (the ck_status code) and
+ckey's message.
 """
 
 import os as _os
@@ -32,7 +36,7 @@ from ._ckey import (  # noqa: F401  (re-exported)
 __version__ = _ckey.version()
 
 __all__ = [
-    "Keyer", "KeyResult", "Passes", "Error", "InvalidArgumentError", "FileError", "FormatError", "ShapeError",
+    "Keyer", "KeyResult", "Passes", "ShotFrame", "ShotResult", "Error", "InvalidArgumentError", "FileError", "FormatError", "ShapeError",
     "DtypeError", "MissingTensorError", "OutOfMemoryError", "NoDeviceError", "DeviceError", "BadStateError",
     "UnsupportedError", "cuda_device_count", "colorspace_names", "BUILTIN", "BUILTIN_TRAIN_SIZE",
 ]
@@ -112,6 +116,47 @@ class KeyResult:
         return f"KeyResult({self.alpha.shape[1]}x{self.alpha.shape[0]}{', passes' if self.passes else ''})"
 
 
+class ShotFrame:
+    """A frame of a shot, complete (Keyer.key_shot's progress callable gets one per frame, in frame order):
+
+    frame    its position in the shot (0-based)
+    stem     its pass name: the frame file's name without extension, a video frame's index as 00000, ...
+    skipped  True when its passes were there already (skip_existing): nothing keyed, no paths
+    done     frames complete so far (written or skipped); total: frames in the range
+    paths    the files written: Matte, FG, Processed (EXR) and Comp (PNG, when the comp is on)
+    seconds  this frame's time in each stage: read, network (its batch's), finish, write, ordered (videos)
+    """
+
+    __slots__ = ("frame", "stem", "skipped", "done", "total", "paths", "seconds")
+
+    def __init__(self, frame, stem, skipped, done, total, paths, seconds):
+        self.frame, self.stem, self.skipped, self.done, self.total = frame, stem, skipped, done, total
+        self.paths, self.seconds = paths, seconds
+
+    def __repr__(self):
+        return f"ShotFrame({self.frame}, {self.stem!r}, {self.done}/{self.total}{', skipped' if self.skipped else ''})"
+
+
+class ShotResult:
+    """What Keyer.key_shot did (ck_shot_stats):
+
+    frames, skipped   frames written, frames already there (skip_existing)
+    cancelled         True when the progress callable returned False (the frames keyed before are written)
+    videos_encoded    frames encoded into the videos from the passes after a resumed whole shot (else 0)
+    readers, workers  the pipeline's thread counts
+    wall_s            the pipeline's seconds; seconds: busy seconds per stage, summed over the frames
+    """
+
+    __slots__ = ("frames", "skipped", "cancelled", "videos_encoded", "readers", "workers", "wall_s", "seconds")
+
+    def __init__(self, frames, skipped, cancelled, videos_encoded, readers, workers, wall_s, seconds):
+        self.frames, self.skipped, self.cancelled, self.videos_encoded = frames, skipped, cancelled, videos_encoded
+        self.readers, self.workers, self.wall_s, self.seconds = readers, workers, wall_s, seconds
+
+    def __repr__(self):
+        return f"ShotResult(frames={self.frames}, skipped={self.skipped}, cancelled={self.cancelled})"
+
+
 class Keyer:
     """A loaded keyer: ck_ctx_init(checkpoint, params), freed by close() or at the end of a `with` block.
 
@@ -167,6 +212,9 @@ class Keyer:
         params.update(_post_params(despill, despeckle, despeckle_size, None))
         self._ctx = _ckey.Context(checkpoint, params)
         self.checkpoint = checkpoint
+        # linear files (EXR, float TIFF) are kept linear on reading with linear=True or a colour space, as
+        # `ckey key --linear` / `--colorspace` read them; otherwise they are sRGB-encoded
+        self._files_linear = bool(linear) or colorspace is not None
 
     # -- lifetime --
     def close(self):
@@ -242,6 +290,75 @@ class Keyer:
         p = out["passes"]
         return KeyResult(out["alpha"], out["fg"], out["processed"], out["comp"],
                          Passes(p["alpha"], p["fg"], p["processed"], p["comp"]) if p is not None else None)
+
+    def key_shot(self, image, out, hint=None, *, frames=None, skip_existing=False, exr="pxr24", video_out=None,
+                 progress=None, readers=0, workers=0, despill=None, despeckle=None, despeckle_size=None, comp=None):
+        """Keys a shot into files, exactly as `ckey key --image IMAGE [--hint HINT] --out OUT` writes them
+        (include/ckey_shot.h): OUT/Matte, FG, Processed/<stem>.exr and OUT/Comp/<stem>.png, each frame's set
+        written atomically; the videos of a video source. The frames go through the library's frame pipeline
+        (reader, keying and writer threads) with the GIL released.
+
+        image      a plate file, a folder of frames (.png/.jpg/.exr/.tif/.dpx, natural order) or a video
+        hint       None: the automatic chroma-difference hint (logged as a warning); a file (every frame), a
+                   folder of hints (paired by position) or, for a video, a hint video
+        frames     None (all), or (first, last): positions, inclusive (`--frames first-last`)
+        skip_existing  keep the frames whose passes are all there and decode (`--skip-existing`)
+        exr        "pxr24" (CorridorKey's), "zip" or "none": the EXR passes' compression
+        video_out  None: ProRes 4444 + H.264 for a video source, none for frames; "": none; else a comma list
+                   of "prores", "ffv1", "h264" (`--video-out`)
+        progress   called as progress(ShotFrame) after each frame, in frame order, with the GIL held; returning
+                   False stops the run before its next frame (the frames keyed are written; result.cancelled),
+                   an exception stops it the same way and is raised here. Ctrl-C (KeyboardInterrupt, when keying
+                   on the main thread) stops it too, before the next frame.
+        readers, workers   decoding and writing threads (0: ckey's defaults)
+        despill, despeckle, despeckle_size, comp: this shot's post-processing (None: the Keyer's)
+
+        Returns a ShotResult. Failures (a missing file, an unreadable frame, an unwritable folder) raise the
+        ckey.Error subclass of their status with ckey's message; frames already written stay complete.
+        """
+        if self._ctx is None:
+            raise BadStateError("this Keyer was not made")
+        first, count = 0, -1
+        if frames is not None:
+            first, last = (frames, frames) if isinstance(frames, int) else frames
+            if int(last) < int(first) or int(first) < 0:
+                raise InvalidArgumentError(f"frames {frames!r}: (first, last) positions with 0 <= first <= last")
+            first, count = int(first), int(last) - int(first) + 1
+        if exr not in ("pxr24", "zip", "none"):
+            raise InvalidArgumentError(f"exr {exr!r}: one of pxr24, zip, none")
+        callback = None
+        if progress is not None:
+            if not callable(progress):
+                raise TypeError("progress must be callable")
+
+            def callback(d):
+                return progress(ShotFrame(d["frame"], d["stem"], d["skipped"], d["done"], d["total"], d["paths"],
+                                          d["seconds"]))
+
+        kw = {}
+        if hint is not None:
+            kw["hint"] = _os.fspath(hint)
+        if video_out is not None:
+            kw["video_out"] = str(video_out)
+        r = self._ctx.key_shot(_os.fspath(image), _os.fspath(out), first=first, count=count,
+                               skip_existing=bool(skip_existing), exr=exr, readers=int(readers), workers=int(workers),
+                               input_is_linear=self._files_linear,
+                               post=_post_params(despill, despeckle, despeckle_size, comp), progress=callback, **kw)
+        return ShotResult(r["frames"], r["skipped"], r["cancelled"], r["videos_encoded"], r["readers"], r["workers"],
+                          r["wall_s"], r["seconds"])
+
+    def key_sequence(self, folder, out, hint=None, **options):
+        """key_shot on a folder of frames (FileError when `folder` is not one)."""
+        if not _os.path.isdir(folder):
+            raise FileError(f"{_os.fspath(folder)}: not a folder of frames")
+        return self.key_shot(folder, out, hint, **options)
+
+    def key_video(self, video, out, hint=None, **options):
+        """key_shot on a video file (FileError when `video` is not a file); its videos are written by default
+        (video_out)."""
+        if not _os.path.isfile(video):
+            raise FileError(f"{_os.fspath(video)}: no such video file")
+        return self.key_shot(video, out, hint, **options)
 
     def __repr__(self):
         if self.closed:

@@ -133,6 +133,8 @@ static void log_to_python(ck_log_level level, const char *msg, void *user) {
     PyGILState_Release(gil);
 }
 
+void ckm_log(ck_log_level level, const char *msg) { log_to_python(level, msg, NULL); }
+
 /* ---- functions ---- */
 
 static PyObject *fn_version(PyObject *self, PyObject *unused) { return PyUnicode_FromString(ck_version()); }

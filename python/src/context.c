@@ -12,16 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct context_object {
-    PyObject_HEAD
-    ck_ctx            *ctx;  /* NULL once closed (or before a successful init) */
-    PyThread_type_lock lock; /* a ck_ctx is used by one thread at a time; held while keying and closing */
-    ck_params          params;      /* ck_ctx_params after init (the resolved values; fixed from then on) */
-    char               device[64];  /* ck_ctx_device_name */
-    int                max_batch;
-    size_t             activation_bytes, weight_bytes;
-} context_object;
-
 /* ---- ck_params <-> dict ---- */
 
 typedef enum field_kind { F_INT, F_BOOL, F_FLOAT, F_DEVICE, F_PRECISION } field_kind;
@@ -77,7 +67,7 @@ static int set_field(ck_params *p, const param_field *f, PyObject *v) {
 }
 
 /* Sets the fields named by dict's keys; per_call_only: only those ck_result_finish reads. */
-static int params_from_dict(ck_params *p, PyObject *dict, int per_call_only) {
+int ckm_params_from_dict(ck_params *p, PyObject *dict, int per_call_only) {
     if (!dict || dict == Py_None) return 0;
     if (!PyDict_Check(dict)) return PyErr_SetString(PyExc_TypeError, "params must be a dict"), -1;
     PyObject  *key, *value;
@@ -215,7 +205,7 @@ static int context_init(context_object *self, PyObject *args, PyObject *kw) {
         return -1;
     }
     ck_params p = ck_params_default();
-    if (params_from_dict(&p, dict, 0) < 0) {
+    if (ckm_params_from_dict(&p, dict, 0) < 0) {
         Py_DECREF(path);
         return -1;
     }
@@ -294,7 +284,7 @@ static PyObject *context_key(context_object *self, PyObject *args, PyObject *kw)
     int          want_passes = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|Op:key", names, &rgb_obj, &hint_obj, &post, &want_passes)) return NULL;
     ck_params p = self->params; /* = ck_ctx_params: unchanged, this is ck_key_image */
-    if (params_from_dict(&p, post, 1) < 0) return NULL;
+    if (ckm_params_from_dict(&p, post, 1) < 0) return NULL;
     npy_intp       h, w, hh, hw;
     PyArrayObject *rgb = as_image(rgb_obj, "rgb", 3, &h, &w), *hint = NULL;
     if (rgb) hint = as_image(hint_obj, "hint", 1, &hh, &hw);
@@ -369,6 +359,8 @@ static PyMethodDef context_methods[] = {
     {"key", (PyCFunction)(void (*)(void))context_key, METH_VARARGS | METH_KEYWORDS,
      "key(rgb, hint, post=None, passes=False) -> dict: ck_key_image_begin + ck_result_finish (post: the "
      "per-frame despill / despeckle / despeckle_size / comp) [+ ck_passes_from_result]."},
+    {"key_shot", (PyCFunction)(void (*)(void))ckm_context_key_shot, METH_VARARGS | METH_KEYWORDS,
+     "key_shot(image, out, hint=None, first=0, count=-1, ...) -> dict: ck_shot_open + ck_shot_key (shot.c)."},
     {"close", (PyCFunction)context_close, METH_NOARGS, "ck_ctx_free(); waits for a frame being keyed."},
     {"default_params", (PyCFunction)fn_default_params, METH_NOARGS | METH_STATIC, "ck_params_default() as a dict."},
     {NULL, NULL, 0, NULL},

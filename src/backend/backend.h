@@ -166,6 +166,11 @@ struct ck_backend {
     const char *name;
     ck_device   device;
     void       *impl;
+    /* The first device failure (a CUDA, cuBLAS or cuDNN call that returned an error, or a kernel that
+     * faulted), set by ck_backend_fail and never cleared: the ops on a failed backend are skipped
+     * (ops/ops.c) and the context reports CK_STATUS_EDEVICE with this message. */
+    int         failed;
+    char        failure[320];
     /* Storage of activations and of weight matrices (Linear and Conv2d weights). Vectors (biases,
      * norm affines) stay float32 in every mode, pos_embed too except in fp16; the network input is in
      * the activation dtype, the output float32. Kernels accumulate in float32. */
@@ -188,11 +193,16 @@ typedef struct ck_backend_opts {
     int          device_index;
     ck_precision precision;       /* activations and weight matrices: fp32, bf16 or fp16 */
     int          fused_attention; /* 1: flash-style fused kernel ("sdpa"); 0: unfused reference */
+    int          weights_only;    /* memory and uploads only (a shared model's weights): no scratch, no
+                                     library handles; its ops must not be called */
 } ck_backend_opts;
 
 ck_backend *ck_backend_cpu_create(int threads);
 /* NULL with a message in err when CUDA is not built or no usable device exists. */
 ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err);
+
+/* Records the backend's first failure (later ones are only logged at debug level). */
+void ck_backend_fail(ck_backend *be, const char *fmt, ...) CK_PRINTF(2, 3);
 
 /* Every op slot is filled (checked when a backend is created). */
 int ck_backend_complete(const ck_backend *be, const char **missing);

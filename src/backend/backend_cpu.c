@@ -45,14 +45,3 @@ ck_backend *ck_backend_cpu_create(int threads) {
     CK_ASSERT(ck_backend_complete(be, &missing));
     return be;
 }
-
-int ck_backend_complete(const ck_backend *be, const char **missing) {
-#define CK_CHECK_SLOT(name)                                                                           \
-    if (!be->name) {                                                                                \
-        if (missing) *missing = #name;                                                              \
-        return 0;                                                                                   \
-    }
-    CK_OPS(CK_CHECK_SLOT)
-#undef CK_CHECK_SLOT
-    return 1;
-}

@@ -6,9 +6,11 @@
  * Creation never crashes on a machine without a driver or GPU: it returns NULL with the reason in err
  * ("no CUDA device: ..."), without logging, since with --device auto that is only a notice.
  * Host entry points report CUDA failures where the table lets them (graph_* return 1 on success, 0 on
- * failure, as api.c tests them); the void ones (upload, download, synchronize) treat a failure as fatal,
- * since they can only fail when the device is gone or an earlier kernel faulted, and continuing would
- * return garbage.
+ * failure, as api.c tests them); the void ones (upload, download, synchronize) and the ops record the
+ * first failure in the backend (ck_backend_fail, through ck__cuda_failed): the ops after it are skipped
+ * and the context returns CK_STATUS_EDEVICE naming the call, the error and where (forward.c). A kernel
+ * that faults is reported by the next synchronizing call; CK_CUDA_SYNC=1 pins it to its launch.
+ * CK_CUDA_FAULT=N injects a launch failure at the N-th kernel launch check (tests/test_cuda_fault.c).
  *
  * Environment: CK_CUDA_SYNC=1 synchronizes and checks after every kernel (locates asynchronous faults);
  * CK_CUDA_SCRATCH_MB overrides the scratch size (default 128); CK_CONV=auto|cudnn|kernel picks the 16-bit
@@ -34,15 +36,40 @@
 #define CK_CUDA_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLASLt: 32 MiB recommended for Hopper */
 #define CK_CUDA_SCRATCH_MB_DEFAULT 128
 
-/* Fatal check for void entry points (see banner). */
+/* Check for void entry points (upload, download, synchronize, timers): a failure is recorded as the
+ * backend's (see banner). */
 #define CK_CUDA_FATAL(call)                                                                         \
     do {                                                                                            \
         cudaError_t ck_e_ = (call);                                                                 \
-        if (ck_e_ != cudaSuccess) {                                                                 \
-            CK_LOG_ERR("CUDA backend: %s failed: %s", #call, cudaGetErrorString(ck_e_));            \
-            ck__assert_fail(__FILE__, __LINE__, __func__, #call);                                   \
-        }                                                                                           \
+        if (ck_e_ != cudaSuccess) ck__cuda_failed(__FILE__, __LINE__, #call, cudaGetErrorString(ck_e_)); \
     } while (0)
+
+__thread ck_backend *ck__cuda_current;
+
+void ck__cuda_failed(const char *file, int line, const char *expr, const char *what) {
+    const char *base = strrchr(file, '/');
+    base             = base ? base + 1 : file;
+    if (!ck__cuda_current) { /* outside every backend call: nothing can report it */
+        CK_LOG_ERR("CUDA backend: %s failed: %s", expr, what);
+        ck__assert_fail(file, line, "cuda", expr);
+    }
+    ck_backend_fail(ck__cuda_current, "CUDA error: %s failed: %s (%s:%d)", expr, what, base, line);
+}
+
+void ck__cuda_kernel_check(ck_cuda *cu, const char *file, int line) {
+    ck__cuda_current = cu->be;
+    cudaError_t e    = cudaGetLastError();
+    if (e != cudaSuccess) {
+        ck__cuda_failed(file, line, "kernel launch", cudaGetErrorString(e));
+        return;
+    }
+    if (cu->fault_countdown > 0 && --cu->fault_countdown == 0) {
+        ck__cuda_failed(file, line, "kernel launch", "injected fault (CK_CUDA_FAULT)");
+        return;
+    }
+    if (cu->debug_sync && !cu->capturing && (e = cudaStreamSynchronize(cu->stream)) != cudaSuccess)
+        ck__cuda_failed(file, line, "kernel (CK_CUDA_SYNC=1)", cudaGetErrorString(e));
+}
 
 cudaStream_t ck_cuda_stream(ck_backend *be) { return ck_cuda_of(be)->stream; }
 
@@ -196,6 +223,10 @@ static int cuda_graph_end(ck_backend *be, int slot) {
         CK_LOG_ERR("CUDA backend: cudaStreamEndCapture failed: %s", cudaGetErrorString(e));
         return 0;
     }
+    if (be->failed) { /* an op failed while recording: the graph would be partial */
+        if (g) cudaGraphDestroy(g);
+        return 0;
+    }
     graph_slot_reset(cu, slot);
     cu->graph[slot] = g;
     e               = cudaGraphInstantiate(&cu->graph_exec[slot], g, 0);
@@ -275,6 +306,7 @@ static void cuda_destroy(ck_backend *be) {
         cudaGetLastError();
         free(cu);
     }
+    if (ck__cuda_current == be) ck__cuda_current = NULL;
     free(be);
 }
 
@@ -298,7 +330,7 @@ static ck_backend *create_fail(ck_backend *be, ck_err *err, const char *what, co
     } while (0)
 
 ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
-    ck_backend_opts o = {0, CK_PREC_FP32, 1};
+    ck_backend_opts o = {0, CK_PREC_FP32, 1, 0};
     if (opts) o = *opts;
 
     int         ndev = 0;
@@ -365,6 +397,9 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     cu->fused_attention = o.fused_attention;
     const char *sync    = getenv("CK_CUDA_SYNC");
     cu->debug_sync      = sync && sync[0] && strcmp(sync, "0") != 0;
+    cu->be              = be;
+    const char *fault   = getenv("CK_CUDA_FAULT");
+    cu->fault_countdown = fault ? strtol(fault, NULL, 10) : 0;
     size_t      scratch_mb = CK_CUDA_SCRATCH_MB_DEFAULT;
     const char *smb        = getenv("CK_CUDA_SCRATCH_MB");
     if (smb && atoi(smb) >= 16) scratch_mb = (size_t)atoi(smb);
@@ -372,6 +407,21 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     CREATE_CUDA(cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking));
     CREATE_CUDA(cudaEventCreate(&cu->ev[0]));
     CREATE_CUDA(cudaEventCreate(&cu->ev[1]));
+    if (o.weights_only) { /* a model's weights: memory and uploads; the table stays empty */
+        be->name         = "cuda";
+        be->device       = CK_DEVICE_CUDA;
+        be->act_dtype    = dt;
+        be->weight_dtype = dt;
+        be->alloc        = cuda_alloc;
+        be->free         = cuda_free;
+        be->upload       = cuda_upload;
+        be->download     = cuda_download;
+        be->synchronize  = cuda_synchronize;
+        be->destroy      = cuda_destroy;
+        be->ext.mem_peak = cuda_mem_peak;
+        CK_LOG_DBG("cuda: device %d %s, weights only, %s", cu->device, prop.name, ck_dtype_name(dt));
+        return be;
+    }
     cu->workspace_bytes = CK_CUDA_WORKSPACE_BYTES;
     CREATE_CUDA(cudaMalloc(&cu->workspace, cu->workspace_bytes));
     cu->scratch_bytes = scratch_mb << 20;

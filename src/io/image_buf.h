@@ -10,11 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum ck_exr_compression {
-    CK_EXR_PXR24 = 0, /* CorridorKey's choice; lossless for half data */
-    CK_EXR_ZIP   = 1,
-    CK_EXR_NONE  = 2
-} ck_exr_compression;
+/* ck_exr_compression: include/ckey.h */
 
 /* Largest accepted width or height; larger headers are treated as hostile. */
 #define CK_IMAGE_MAX_DIM 32768

@@ -85,11 +85,12 @@ void ck_ops_profile_report(FILE *f, int frames) {
                 total > 0 ? 100.0 * g_prof[i].ms / total : 0.0, g_prof[i].calls / (frames ? frames : 1));
 }
 
-/* Runs the backend slot unless planning; profiled under a name when profiling is on. */
-#define RUN(ex) if (!(ex)->planning)
+/* Runs the backend slot unless planning or the backend has failed (a device error: what follows it would
+ * compute on garbage, and the context reports the failure); profiled under a name when profiling is on. */
+#define RUN(ex) if (!(ex)->planning && !(ex)->be->failed)
 #define RUNP(ex, label, call)                                                                        \
     do {                                                                                             \
-        if (!(ex)->planning) {                                                                       \
+        if (!(ex)->planning && !(ex)->be->failed) {                                                  \
             prof_begin(ex);                                                                          \
             call;                                                                                    \
             prof_end(ex, label);                                                                     \

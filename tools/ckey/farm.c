@@ -11,6 +11,7 @@
 #include "farm.h"
 #include "options.h"
 
+#include "io/image.h"
 #include "io/sequence.h"
 #ifdef CK_HAVE_FFMPEG
 #include "io/video.h"
@@ -33,7 +34,7 @@ int farm_shot_open(farm_shot *s, const char *image, char *msg, size_t n) {
     char folder[CK_PATH_MAX];
     snprintf(folder, sizeof folder, "%s", image);
     for (size_t l = strlen(folder); l > 1 && folder[l - 1] == '/'; l--) folder[l - 1] = '\0';
-    file_stem(s->name, sizeof s->name, folder); /* as ckey key names a shot's videos */
+    ck_shot_file_stem(s->name, sizeof s->name, folder); /* as ckey key names a shot's videos */
     if (is_dir(image)) {
         ck_err err = {{0}};
         ck_seq seq;

@@ -239,8 +239,8 @@ static int write_manifest(const char *path, const key_opts *o, const farm_shot *
         if (t) jstr(f, t->node), fprintf(f, ", \"job\": "), jstr(f, t->job), fprintf(f, ", \"task\": "), jstr(f, t->task);
         else fprintf(f, "null, \"job\": null, \"task\": null");
         fprintf(f, ", \"files\": [");
-        char      paths[4][CK_PATH_MAX];
-        const int np = pass_final_paths(o, shot->stems[i], paths);
+        char      paths[4][CK_SHOT_PATH_MAX];
+        const int np = ck_shot_pass_paths(o->out, shot->stems[i], o->p.comp, paths);
         for (int p = 0; p < np; p++) {
             char      hex[65];
             long long bytes;
@@ -365,7 +365,7 @@ int farm_assemble(int argc, char **argv) {
     for (int i = 0; i < 5; i++) {
         char d[CK_PATH_MAX + 16];
         snprintf(d, sizeof d, "%s%s", out, dirs[i]);
-        ck_cli_sweep_partials(d);
+        ck_shot_sweep_dir(d);
     }
     char manifest[CK_PATH_MAX + 300];
     snprintf(manifest, sizeof manifest, "%s/%s_manifest.json", out, name);

@@ -257,7 +257,7 @@ int farm_slurm(int argc, char **argv) {
             fprintf(stderr, "ckey: farm: '%s' holds a line break; job.conf cannot carry it\n", kargv[i]);
             return EXIT_USAGE;
         }
-    if (!mkdir_p(f.out)) {
+    if (!ck_shot_mkdirs(f.out)) {
         fprintf(stderr, "ckey: cannot create the output folder %s: %s\n", f.out, strerror(errno));
         return EXIT_RUNTIME;
     }
@@ -284,7 +284,7 @@ int farm_slurm(int argc, char **argv) {
     char farm_dir[CK_PATH_MAX + 16], path[CK_PATH_MAX + 64];
     snprintf(farm_dir, sizeof farm_dir, "%s/.farm", out);
     snprintf(path, sizeof path, "%s/logs", farm_dir);
-    const int dirs_ok = mkdir_p(path);
+    const int dirs_ok = ck_shot_mkdirs(path);
     snprintf(path, sizeof path, "%s/tasks", farm_dir);
     const double fps = f.fps > 0 ? f.fps : shot.fps;
     text         conf = {0}, key_sh = {0}, asm_sh = {0};
@@ -318,7 +318,7 @@ int farm_slurm(int argc, char **argv) {
     add(&asm_sh, " farm assemble ");
     add_word(&asm_sh, out);
     add(&asm_sh, "\n");
-    int ok = want && dirs_ok && mkdir_p(path) && !conf.oom && !key_sh.oom && !asm_sh.oom && !spec.oom;
+    int ok = want && dirs_ok && ck_shot_mkdirs(path) && !conf.oom && !key_sh.oom && !asm_sh.oom && !spec.oom;
     snprintf(path, sizeof path, "%s/job.conf", farm_dir);
     ok = ok && farm_write_file(path, conf.s, 0);
     snprintf(path, sizeof path, "%s/key.sh", farm_dir);

@@ -1,13 +1,12 @@
-/* Shared pieces of `ckey key` and `ckey clip`: options, frame files and passes, events.
- * frame_io.c reads plates and hints and writes CorridorKey's passes atomically; key.c runs a shot
- * through the library's frame pipeline (ckey_pipe.h); key_args.c parses the command lines. */
+/* Shared pieces of `ckey key` and `ckey clip`: options, events, the checkpoint search. key.c keys a shot
+ * through the library (ckey_shot.h: frames in, passes and videos out, resume) and reports it (progress,
+ * NDJSON, signals); key_args.c parses the command lines; cli_files.c holds the small helpers. */
 #ifndef CK_CLI_KEY_H
 #define CK_CLI_KEY_H
 
 #include "ckey.h"
+#include "ckey_shot.h"
 #include "cli.h"
-#include "core/check.h"
-#include "io/image.h"
 #include "options.h"
 
 #include <stdio.h>
@@ -31,41 +30,23 @@ typedef struct key_opts {
     ck_params          p;
 } key_opts;
 
-/* frame_io.c */
+/* cli_files.c: the checkpoint search, small file helpers, events */
 int         file_exists(const char *p);
+int         is_dir(const char *p);
+double      now_s(void);
 #define CK_PATH_MAX 1100
 /* Where a checkpoint is looked for, in order: $CKEY_CHECKPOINT (when set; *from_env), ./CorridorKey.pth,
  * ~/.cache/ckey/CorridorKey.pth. Returns the count (≤ 3). */
 int         checkpoint_candidates(char out[][CK_PATH_MAX], int *from_env);
 /* The first candidate that exists ($CKEY_CHECKPOINT as given), copied into buf; NULL if none. */
 const char *default_checkpoint(char *buf, size_t n);
-int         mkdir_p(const char *path);
-void        file_stem(char *out, size_t n, const char *path);
-int         is_dir(const char *p);
-double      now_s(void);
-/* The plate as 3-channel sRGB-or-linear floats (CorridorKey's CLI conventions); the hint's first channel.
- * Decoded into buf (cap floats; NULL for none) when it fits, then ->data may be buf (the caller's);
- * otherwise malloc'd. */
-ck_status   read_plate(const char *path, int input_is_linear, float *buf, size_t cap, ck_image *rgb, ck_err *err);
-ck_status   read_hint(const char *path, float *buf, size_t cap, ck_image *hint, ck_err *err);
-/* Every pass of one frame into o->out, atomically as a set; 0 on success, else EXIT_RUNTIME. */
-int         write_passes(const key_opts *o, const char *stem, const ck_passes *passes);
-int         frame_done(const key_opts *o, const char *stem); /* every pass already there, decoding */
-/* The files of a frame's passes (Matte, FG, Processed, Comp when written); returns how many. */
-int         pass_final_paths(const key_opts *o, const char *stem, char paths[4][CK_PATH_MAX]);
+/* Every pass of the frame is in o->out and decodes (ck_shot_frame_written); a pass that does not decode
+ * is named in a warning. */
+int         frame_done(const key_opts *o, const char *stem);
 void        json_failed(const key_opts *o, const char *msg, int code);
 void        progress_human(int done_idx, int count, const char *stem, double fps, double eta);
 
-/* encode.c: the videos (want: prores, ffv1, h264) of the shot in `out` from its passes, named
- * <stem>_prores4444.mov etc., at fps with the start timecode (NULL or "" for none); 0 with a message on
- * failure. cmd_encode: `ckey encode`. */
-int encode_videos(const char *out, const char *stem, const int want[3], double fps, const char *timecode, int quiet,
-                  char *emsg, size_t n);
-/* What the videos of a shot carry (FFmpeg builds): a video source's start timecode video_tc counted on to
- * `first`, the first frame keyed; else the frame rate (into *fps, when stated) and timecode of frame_file,
- * the first keyed frame's file (EXR timeCode / framesPerSecond, DPX header). timecode[16] is "" when there
- * is none, or (with a warning) when it is not a timecode at *fps. */
-void shot_video_meta(const char *frame_file, const char *video_tc, int first, double *fps, char timecode[16]);
+/* encode.c: `ckey encode` (the shot's videos from its passes: ck_shot_encode_videos). */
 int cmd_encode(int argc, char **argv);
 
 /* key.c: keys o.image (a file, a folder of frames or a video) into o.out; returns the exit status. */

@@ -1001,10 +1001,7 @@ extern "C" int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, co
     }
     if (used >= 0) {
         const cudaError_t err = cudaGetLastError();
-        if (err != cudaSuccess) {
-            CK_LOG_ERR("ck_attention_cuda: %s launch failed: %s", ck__attn_variant_name(used), cudaGetErrorString(err));
-            CK_ASSERT(err == cudaSuccess);
-        }
+        if (err != cudaSuccess) ck__cuda_failed(__FILE__, __LINE__, ck__attn_variant_name(used), cudaGetErrorString(err));
     }
     return used;
 }

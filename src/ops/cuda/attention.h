@@ -37,6 +37,9 @@ extern "C" {
 
 /* The stream every op of this backend enqueues on. */
 cudaStream_t ck_cuda_stream(ck_backend *be);
+/* A failing CUDA call inside the op: recorded as the backend's failure (backend_cuda.c; the stand-alone
+ * bench and emulator define their own). */
+void ck__cuda_failed(const char *file, int line, const char *expr, const char *what);
 
 /* The op (its parameters: ops_list.h CK_OP_PARAMS_attention). */
 void ck_attention_cuda CK_OP_PARAMS_WITH(ck_backend *be, attention);

@@ -28,32 +28,24 @@ extern "C" {
 }
 #include "ops/cuda/ops_cuda.h"
 
-/* ---- errors: inside ops a CUDA failure is fatal (ops return void), logged with its location ---- */
-
-static inline void ck__cuda_die(const char *file, int line, const char *expr, const char *what) {
-    ck__log(CK_LOG_ERROR, "CUDA backend: %s failed: %s", expr, what);
-    ck__assert_fail(file, line, "cuda", expr);
-}
+/* ---- errors: a failing call inside an op is recorded as the backend's failure (ops_cuda.h) and the
+ * op carries on; the ops after it are skipped and the context reports CK_STATUS_EDEVICE ---- */
 
 #define CK_CUDA_CHECK(call)                                                                        \
     do {                                                                                           \
         cudaError_t ck_e_ = (call);                                                                \
-        if (ck_e_ != cudaSuccess) ck__cuda_die(__FILE__, __LINE__, #call, cudaGetErrorString(ck_e_)); \
+        if (ck_e_ != cudaSuccess) ck__cuda_failed(__FILE__, __LINE__, #call, cudaGetErrorString(ck_e_)); \
     } while (0)
 
 #define CK_CUBLAS_CHECK(call)                                                                        \
     do {                                                                                             \
         cublasStatus_t ck_s_ = (call);                                                               \
-        if (ck_s_ != CUBLAS_STATUS_SUCCESS) ck__cuda_die(__FILE__, __LINE__, #call, cublasGetStatusString(ck_s_)); \
+        if (ck_s_ != CUBLAS_STATUS_SUCCESS) ck__cuda_failed(__FILE__, __LINE__, #call, cublasGetStatusString(ck_s_)); \
     } while (0)
 
 /* After every launch. With CK_CUDA_SYNC=1 in the environment the stream is also synchronized (outside
  * graph capture), so an asynchronous fault is reported at the kernel that caused it. */
-#define CK_KERNEL_CHECK(cu)                                                                       \
-    do {                                                                                          \
-        CK_CUDA_CHECK(cudaGetLastError());                                                        \
-        if ((cu)->debug_sync && !(cu)->capturing) CK_CUDA_CHECK(cudaStreamSynchronize((cu)->stream)); \
-    } while (0)
+#define CK_KERNEL_CHECK(cu) ck__cuda_kernel_check((cu), __FILE__, __LINE__)
 
 /* ---- dtypes ---- */
 

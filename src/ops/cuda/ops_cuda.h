@@ -10,9 +10,11 @@
  *     op may use all of it. One exception: conv2d's cuDNN path (conv2d_cudnn.c) makes its weight copies
  *     and plans on a problem's first call outside capture, through be->alloc; under capture it never
  *     allocates (a problem first seen there runs the built-in kernel).
- *   - ops return void: a CUDA/cuBLAS failure inside an op is a bug or a dead device, so it is logged
- *     with file:line and aborts (CK_CUDA_CHECK in common.cuh). Host entry points of the backend
- *     (create, graph, ...) return status codes instead.
+ *   - ops return void: a CUDA/cuBLAS/cuDNN failure inside an op (CK_CUDA_CHECK, CK_KERNEL_CHECK in
+ *     common.cuh) is recorded as the backend's failure (ck_backend_fail: the call, the error and where)
+ *     in the backend the calling thread last entered through ck_cuda_of; the ops that follow on a failed
+ *     backend are skipped (ops/ops.c) and the context returns CK_STATUS_EDEVICE with that message.
+ *     Only a failure outside any backend call (none entered on this thread) still aborts.
  *   - activations are float32, float16 or bfloat16 (one dtype per backend instance); weight matrices
  *     have weight_dtype (= act_dtype here); vectors (biases, norm affines, pos_embed, GN stats) are
  *     float32. Every kernel accumulates in float32.
@@ -85,6 +87,10 @@ typedef struct ck_cuda {
     void *conv_cache;
     int   conv_mode; /* CK_CONV_AUTO / CK_CONV_CUDNN / CK_CONV_KERNEL */
     void *derived;   /* derived.cu: device copies made from weights (relaid filters, 16-bit biases) */
+    ck_backend *be;  /* the backend this is the implementation of */
+    /* CK_CUDA_FAULT=N: the N-th kernel launch check reports a failure (fault injection for the tests
+     * of device errors); 0 = off */
+    long fault_countdown;
 } ck_cuda;
 
 /* CK_CONV=auto (default): per problem, the faster of cuDNN and the built-in kernel as timed on its first
@@ -92,7 +98,22 @@ typedef struct ck_cuda {
  * float32 convolutions always run the built-in kernel (parity mode, no TF32). */
 enum { CK_CONV_AUTO = 0, CK_CONV_CUDNN = 1, CK_CONV_KERNEL = 2 };
 
-static inline ck_cuda *ck_cuda_of(ck_backend *be) { return (ck_cuda *)be->impl; }
+/* The backend the calling thread last entered (every backend entry point and op goes through
+ * ck_cuda_of): where a failing CUDA call inside an op is recorded. Cleared when that backend is
+ * destroyed. */
+extern __thread ck_backend *ck__cuda_current;
+
+static inline ck_cuda *ck_cuda_of(ck_backend *be) {
+    ck__cuda_current = be;
+    return (ck_cuda *)be->impl;
+}
+
+/* A CUDA/cuBLAS/cuDNN call `expr` at file:line failed with `what`: recorded in ck__cuda_current (the
+ * first failure is kept), or, outside any backend call, logged and aborted. */
+void ck__cuda_failed(const char *file, int line, const char *expr, const char *what);
+/* After a kernel launch: the launch error, else an injected fault (CK_CUDA_FAULT), else, with
+ * CK_CUDA_SYNC=1 outside capture, the kernel's own fault after a synchronize. */
+void ck__cuda_kernel_check(ck_cuda *cu, const char *file, int line);
 
 /* The stream every op of this backend enqueues on (defined in backend_cuda.c; kernels that do not see
  * ck_cuda, such as attention.cu, use this). */
