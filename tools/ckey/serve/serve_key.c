@@ -1,9 +1,9 @@
 /* `ckey serve`: keying one frame in the server and showing it (serve.h).
  *
- * A frame is read as `ckey key` reads it (read_plate, read_hint or the automatic hint) and keyed with
- * ck_key_passes on one context, so its passes are the samples `ckey key` writes for the same settings: the
- * EXR halves and the comp's bytes, and, when the context encodes on the device, the same PXR24 chunks
- * (/api/pass writes them with the CLI's own writer). A new context is made only when the model size, the
+ * A frame is read as `ckey key` reads it (the shot library's ck__shot_read_plate, ck__shot_read_hint or the
+ * automatic hint) and keyed with ck_key_passes on one context, so its passes are the samples `ckey key` writes
+ * for the same settings: the EXR halves and the comp's bytes, and, when the context encodes on the device, the
+ * same PXR24 chunks (/api/pass writes them with the shot's own writer, ck__shot_write_passes). A new context is made only when the model size, the
  * tiles or the precision change; despill, despeckle and the refiner scale go through
  * ck_ctx_set_frame_params.
  *
@@ -18,6 +18,7 @@
 #include "serve.h"
 
 #include "core/tensor.h"
+#include "frames/shot_int.h" /* the shot library's frame reading and pass writing: `ckey key`'s own */
 #include "key.h"
 #include "pipeline/frame_ops.h"
 
@@ -125,9 +126,9 @@ static sv_frame *frame_get(sv_keyer *k, int shot, int f, int *fresh, char *why, 
     const double   t0  = now_s();
     if (!fr) return snprintf(why, n, "out of memory"), NULL;
     fr->shot = shot, fr->frame = f, fr->refs = 1;
-    ck_status st = read_plate(sh->frames.paths[f], k->s->o.k.p.input_is_linear, NULL, 0, &fr->rgb, &err);
+    ck_status st = ck__shot_read_plate(sh->frames.paths[f], k->s->o.k.p.input_is_linear, NULL, 0, &fr->rgb, &err);
     if (st == CK_OK && sh->hints.n) {
-        st = read_hint(sh->hints.paths[f], NULL, 0, &fr->hint, &err);
+        st = ck__shot_read_hint(sh->hints.paths[f], NULL, 0, &fr->hint, &err);
     } else if (st == CK_OK) { /* as ckey key without --hint */
         const size_t px = (size_t)fr->rgb.width * fr->rgb.height;
         int          blue;
@@ -478,15 +479,13 @@ int sv_handle_pass(sv_server *s, const sv_req *q, sv_resp *r) {
     sv_keyed *kd = keyed_get(s->keyer, id);
     if (!kd) return sv_error(r, 404, "no keyed frame %ld", id);
     const char *stem = s->shots[kd->shot].frames.stems[kd->frame];
-    key_opts    ko;
-    memset(&ko, 0, sizeof ko);
-    ko.out = kd->dir, ko.exr = s->o.k.exr, ko.p = s->o.k.p, ko.p.comp = 1, ko.quiet = 1;
+    ck_err      err  = {{0}};
     pthread_mutex_lock(&kd->files_mu);
-    if (!kd->files) kd->files = write_passes(&ko, stem, &kd->pv) == 0;
+    if (!kd->files) kd->files = ck__shot_write_passes(kd->dir, stem, 1, s->o.k.exr, &kd->pv, &err) == CK_OK;
     const int ok = kd->files;
     pthread_mutex_unlock(&kd->files_mu);
-    char paths[4][CK_PATH_MAX];
-    pass_final_paths(&ko, stem, paths);
+    char paths[4][CK_SHOT_PATH_MAX];
+    ck_shot_pass_paths(kd->dir, stem, 1, paths);
     r->fd = ok ? open(paths[pi], O_RDONLY | O_CLOEXEC) : -1; /* open before the frame may be dropped */
     keyed_put(s->keyer, kd);
     if (!ok || r->fd < 0) return sv_error(r, 500, "could not write the passes of keyed frame %ld", id);
