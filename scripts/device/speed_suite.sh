@@ -49,7 +49,7 @@ B=build/ckey
 if has tests; then
     for t in ${GPU_TESTS:-test_cuda_ops test_cuda_model test_cuda_preprocess test_cuda_postprocess test_cuda_passes \
         test_cuda_deflate test_cuda_batch test_cuda_colorspace test_cuda_fault test_cuda_streams test_frame_params}; do
-        (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp ./tests/$t > /tmp/$t.log 2>&1; echo "$t rc=$?")
+        (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp CK_BIN=$PWD/ckey ./tests/$t > /tmp/$t.log 2>&1; echo "$t rc=$?")
         { echo "== $t"; cat /tmp/$t.log; } >> "$OUT/tests.log"
         grep -E "NOT OK|SKIP|FAIL" /tmp/$t.log | head -10
         tail -1 /tmp/$t.log
