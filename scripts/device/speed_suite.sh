@@ -17,7 +17,10 @@
 #             3840×2160 plates (`ckey plates` seeds QUALITY_SEED and +1, default 9001): full frame at the model's
 #             size and at 2048, tiled 512/64, 768/64, 1024/64, fp16 and fp32, refiner off, and the chroma
 #             baseline (quality_2048.md, quality_4k.md)
-#   tests     the GPU test programs
+#   tests     the GPU test programs (GPU_TESTS overrides the list)
+#   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
+#   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
+#             package is built into /tmp/pyck)
 # Logs go to $OUT. carry/deps holds unpacked Debian packages where the machine lacks OpenBLAS or OpenEXR.
 set -uo pipefail
 OUT=${OUT:-/tmp/ckey-out}
@@ -44,12 +47,28 @@ echo "build: $(( $(date +%s) - start )) s"
 B=build/ckey
 
 if has tests; then
-    for t in ${GPU_TESTS:-test_cuda_ops test_cuda_model test_cuda_preprocess test_cuda_postprocess test_cuda_passes test_cuda_deflate}; do
-        (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp ./tests/$t > /tmp/$t.log 2>&1; echo "$t rc=$?")
+    for t in ${GPU_TESTS:-test_cuda_ops test_cuda_model test_cuda_preprocess test_cuda_postprocess test_cuda_passes \
+        test_cuda_deflate test_cuda_batch test_cuda_colorspace test_cuda_fault test_cuda_streams test_frame_params}; do
+        (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp CK_BIN=$PWD/ckey ./tests/$t > /tmp/$t.log 2>&1; echo "$t rc=$?")
         { echo "== $t"; cat /tmp/$t.log; } >> "$OUT/tests.log"
         grep -E "NOT OK|SKIP|FAIL" /tmp/$t.log | head -10
         tail -1 /tmp/$t.log
     done
+fi
+
+if has speed; then
+    echo "== speed (elapsed $(( $(date +%s) - start )) s)"
+    for S in $SIZES; do $B bench --size $S --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null; done | tee "$OUT/speed.jsonl"
+fi
+
+if has pyoverhead; then
+    echo "== Python call overhead (elapsed $(( $(date +%s) - start )) s)"
+    cmake --build build -j16 --target key_overhead_bench > "$OUT/pyoverhead_build.log" 2>&1 || tail -20 "$OUT/pyoverhead_build.log"
+    CKEY_BUILD_DIR=$PWD/build-py CKEY_CMAKE_ARGS="$opts -DCMAKE_CUDA_ARCHITECTURES=90a-real" CKEY_BUILD_JOBS=16 \
+        python3 -m pip install -q --no-build-isolation --no-deps --target /tmp/pyck ./python >> "$OUT/pyoverhead_build.log" 2>&1 ||
+        tail -30 "$OUT/pyoverhead_build.log"
+    PYTHONPATH=/tmp/pyck timeout 300 python3 tools/bench/key_overhead.py --bin build/fuzz/key_overhead_bench --size 1024 \
+        --device cuda 2>&1 | tee "$OUT/pyoverhead.json" | tail -3
 fi
 
 if has attn; then
