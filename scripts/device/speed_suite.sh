@@ -18,6 +18,9 @@
 #             size and at 2048, tiled 512/64, 768/64, 1024/64, fp16 and fp32, refiner off, and the chroma
 #             baseline (quality_2048.md, quality_4k.md)
 #   tests     the GPU test programs (GPU_TESTS overrides the list)
+#   identity  `ckey key` of an earlier commit (carry/old.tgz: `git archive`, its commit in carry/OLD_COMMIT)
+#             and of this tree on the same plates, fp16 and fp32 at S = 512 and 2048 (random:base_plus):
+#             every pass file compared byte for byte
 #   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
 #   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
 #             package is built into /tmp/pyck)
@@ -54,6 +57,25 @@ if has tests; then
         grep -E "NOT OK|SKIP|FAIL" /tmp/$t.log | head -10
         tail -1 /tmp/$t.log
     done
+fi
+
+if has identity && [ -f carry/old.tgz ]; then
+    echo "== byte identity against $(cat carry/OLD_COMMIT 2>/dev/null) (elapsed $(( $(date +%s) - start )) s)"
+    rm -rf /tmp/old /tmp/ident && mkdir -p /tmp/old /tmp/ident && tar -xzf carry/old.tgz -C /tmp/old
+    (cd /tmp/old && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $opts \
+        > "$OUT/identity_build.log" 2>&1 && cmake --build build -j16 --target ckey >> "$OUT/identity_build.log" 2>&1) ||
+        tail -20 "$OUT/identity_build.log"
+    $B plates --out /tmp/ident/p --size 1280x720 --count 2 --format png --seed 5 > /dev/null 2>&1
+    for S in 512 2048; do for P in fp16 fp32; do
+        for v in old new; do
+            bin=$B; [ $v = old ] && bin=/tmp/old/build/ckey
+            $bin key --image /tmp/ident/p/Plate --hint /tmp/ident/p/AlphaHint --out /tmp/ident/${S}_${P}_$v \
+                --checkpoint random:base_plus --size $S --precision $P --device cuda > /dev/null 2>&1 || echo "ckey key failed: $v $S $P"
+        done
+        n=$(find /tmp/ident/${S}_${P}_new -type f | wc -l)
+        diff -r /tmp/ident/${S}_${P}_old /tmp/ident/${S}_${P}_new > /dev/null && echo "S=$S $P: $n files identical" ||
+            echo "S=$S $P: DIFFER"
+    done; done | tee "$OUT/identity.log"
 fi
 
 if has speed; then
