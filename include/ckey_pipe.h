@@ -3,7 +3,8 @@
  * across stages.
  *
  *   reader threads     decode frames (claimed in order)               ops->read
- *   calling thread     network (the context: one thread)              ck_key_image_begin, or ck_key_passes
+ *   calling thread     network (the context: one thread; one per       ck_key_image_begin, or ck_key_passes
+ *                      context with ck_pipe_run_multi)
  *                      (the whole frame when it post-processes on the device: gpu_postprocess)
  *   `workers` threads  resize back, post-process, write (any order)   ck_result_finish, ck_passes_from_result,
  *                                                                      ops->write
@@ -67,6 +68,17 @@ typedef struct ck_pipe_ops {
     int (*cancelled)(void *user);
 } ck_pipe_ops;
 
+/* Contexts a run can share its frames among (ck_pipe_run_multi). */
+#define CK_PIPE_MAX_CONTEXTS 16
+
+/* One context's share of a run. */
+typedef struct ck_pipe_context_stats {
+    int    frames;     /* frames it keyed */
+    double network_s;  /* its busy seconds */
+    int    failed;     /* it stopped on a device error; its frames went to the others */
+    char   error[512]; /* that error */
+} ck_pipe_context_stats;
+
 typedef struct ck_pipe_stats {
     double read_s, network_s, finish_s, write_s, ordered_s; /* busy seconds summed over frames */
     double wall_s;
@@ -75,6 +87,8 @@ typedef struct ck_pipe_stats {
     /* the first failure's status: the context's for keying and post-processing; CK_STATUS_EIO for a callback
      * that failed (its own status is the host's to keep) */
     ck_status status;
+    int                   contexts;                        /* ck_pipe_run_multi's n (1 for ck_pipe_run) */
+    ck_pipe_context_stats per_context[CK_PIPE_MAX_CONTEXTS];
 } ck_pipe_stats;
 
 /* 1 when p points into the slot's input block (memory the frame does not own). */
@@ -85,6 +99,15 @@ int ck_pipe_in_block(const ck_pipe_frame *fr, const float *p);
  * Returns 1 when every frame completed, else 0 with the first failure's message in err. */
 int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, const ck_pipe_ops *ops,
                 ck_pipe_stats *stats, char *err, size_t n);
+/* The same with n_ctx contexts (1 to CK_PIPE_MAX_CONTEXTS, e.g. one per GPU, or several streams of one
+ * model on one GPU) made with the same parameters: a network thread per context takes the next frames
+ * read, so the contexts key different frames at once; decoding, writing and the ordered stage are shared
+ * and outputs come out as with one context. A context that fails with a device error (CK_STATUS_EDEVICE)
+ * stops: the frames it held are keyed by the others and the run goes on (per_context says which failed
+ * and why); only when every context has failed does the run fail. Each context is used by its own
+ * thread (ctxs[0] by the calling thread). */
+int ck_pipe_run_multi(ck_ctx *const *ctxs, int n_ctx, int start, int count, int readers, int workers,
+                      const ck_pipe_ops *ops, ck_pipe_stats *stats, char *err, size_t n);
 
 /* Default thread counts for this machine, a quarter of the cores for workers (1 to 8) and three eighths
  * for readers (1 to 16): with the passes encoded on the GPU a 4K frame takes ~0.3 s to decode (16-bit PNG)

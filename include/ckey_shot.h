@@ -35,6 +35,7 @@
 #define CKEY_SHOT_H
 
 #include "ckey.h"
+#include "ckey_pipe.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +108,10 @@ typedef struct ck_shot_stats {
     int    readers, workers; /* the thread counts used */
     double read_s, network_s, finish_s, write_s, ordered_s; /* busy seconds summed over frames */
     double wall_s;                                          /* the pipeline's */
+    /* per context (ck_shot_key_multi; one for ck_shot_key): frames keyed, busy seconds, and whether it
+     * stopped on a device error (its frames were keyed by the others) */
+    int                   contexts;
+    ck_pipe_context_stats per_context[CK_PIPE_MAX_CONTEXTS];
 } ck_shot_stats;
 
 typedef struct ck_shot ck_shot;
@@ -144,6 +149,10 @@ int       ck_shot_sweep(const ck_shot *s);
 /* Keys the selected range through the frame pipeline with ctx (used on this thread only, as ck_pipe_run).
  * The context's comp decides the Comp pass and the H.264 video. CK_OK also when cancelled. */
 ck_status ck_shot_key(ck_shot *s, ck_ctx *ctx, ck_shot_stats *stats);
+/* The same over n_ctx contexts made with the same parameters (one per GPU, or several streams of one model):
+ * each keys different frames at once on its own thread (ckey_pipe.h ck_pipe_run_multi); a context that
+ * fails with a device error stops and the others key its frames; the files are those of one context. */
+ck_status ck_shot_key_multi(ck_shot *s, ck_ctx *const *ctxs, int n_ctx, ck_shot_stats *stats);
 /* After a complete ck_shot_key with skip_existing on the whole shot: the videos asked for, encoded from the
  * passes (ck_shot_encode_videos) with the source's rate and timecode; nothing to do otherwise (*frames 0). */
 ck_status ck_shot_encode_pending(ck_shot *s, int *frames);

@@ -5,8 +5,9 @@
  *   FREE --claim--> READING --read--> READ --network--> NET --finish+write--> WRITTEN --ordered--> FREE
  *                                                      \-- (no ordered stage) --> FREE
  *
- * Frame f always uses slot f mod depth; the reader claims it when FREE, the network thread and the
- * ordered thread take frames strictly in order, workers take the lowest NET frame. */
+ * Frame f always uses slot f mod depth; the reader claims it when FREE, the network threads (one per
+ * context) claim frames in order (a failed context's frames first), the ordered thread takes them strictly
+ * in order, workers take the lowest NET frame. */
 #include "ckey_pipe.h"
 
 #include <omp.h>
@@ -24,7 +25,17 @@
 enum { SLOT_FREE, SLOT_READING, SLOT_READ, SLOT_NET, SLOT_BUSY, SLOT_WRITTEN };
 
 typedef struct frame_pipe {
-    ck_ctx            *ctx;
+    ck_ctx            *ctx;    /* ctxs[0]: parameters, page-locked memory for the slots */
+    ck_ctx *const     *ctxs;   /* (n_ctx) one network thread each */
+    int                n_ctx;
+    int                next_net;  /* the next frame a network thread claims (after the retries) */
+    int                batch;     /* frames per forward (ck_key_passes_batch) */
+    int                on_device; /* the contexts post-process on the device */
+    int                in_net;    /* frames claimed by network threads and not yet past them */
+    int                alive;     /* contexts that have not failed */
+    int               *retry;     /* (depth) frames a failed context held, for the others */
+    int                n_retry;
+    int                net_done;  /* frames past the network stage */
     const ck_pipe_ops *ops;
     int                start, count, depth, workers, readers, omp_threads;
     int                next_read; /* the next frame a reader claims */
@@ -100,14 +111,6 @@ static int wait_for(frame_pipe *p, int f, int s) {
     while (!p->failed && f < p->end && !(*state_of(p, f) == s && slot_of(p, f)->index == f))
         pthread_cond_wait(&p->cv, &p->mu);
     const int ok = !p->failed && f < p->end;
-    pthread_mutex_unlock(&p->mu);
-    return ok;
-}
-
-/* Whether frame f is in state s now (no waiting). */
-static int is_in(frame_pipe *p, int f, int s) {
-    pthread_mutex_lock(&p->mu);
-    const int ok = !p->failed && f < p->end && *state_of(p, f) == s && slot_of(p, f)->index == f;
     pthread_mutex_unlock(&p->mu);
     return ok;
 }
@@ -231,7 +234,7 @@ static void *reader_main(void *arg) {
 }
 
 /* Takes the lowest frame waiting for a worker; -1 when none will come (all past the network, or failed). */
-static int take_net_frame(frame_pipe *p, int *net_done) {
+static int take_net_frame(frame_pipe *p) {
     pthread_mutex_lock(&p->mu);
     int f = -1;
     for (;;) {
@@ -244,25 +247,19 @@ static int take_net_frame(frame_pipe *p, int *net_done) {
             f              = p->frames[best].index;
             break;
         }
-        if (*net_done >= p->count) break;
+        if (p->net_done >= p->count) break;
         pthread_cond_wait(&p->cv, &p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return f;
 }
 
-typedef struct worker_arg {
-    frame_pipe *p;
-    int  *net_done; /* frames past the network stage (guarded by p->mu) */
-} worker_arg;
-
 static void *worker_main(void *arg) {
-    worker_arg *wa = arg;
-    frame_pipe       *p  = wa->p;
+    frame_pipe *p = arg;
     omp_set_num_threads(p->omp_threads); /* this thread's OpenMP teams */
     lower_priority();
     for (;;) {
-        const int f = take_net_frame(p, wa->net_done);
+        const int f = take_net_frame(p);
         if (f < 0) break;
         ck_pipe_frame *fr  = slot_of(p, f);
         double         tf  = 0.0, tw = 0.0;
@@ -321,6 +318,144 @@ static void *ordered_main(void *arg) {
     return NULL;
 }
 
+/* ---- the network stage: one thread per context ---- */
+
+typedef struct net_arg {
+    frame_pipe *p;
+    int         c; /* its context: p->ctxs[c] */
+} net_arg;
+
+/* Context c is out of the run (caller does not hold mu). The run fails when it was the last one. */
+static void net_lost(frame_pipe *p, int c, ck_status st, const char *why) {
+    pthread_mutex_lock(&p->mu);
+    ck_pipe_context_stats *cs = &p->st.per_context[c];
+    cs->failed                = 1;
+    snprintf(cs->error, sizeof cs->error, "%s", why);
+    if (--p->alive == 0) {
+        char msg[1400];
+        snprintf(msg, sizeof msg, "%s", why);
+        fail_locked(p, st, msg);
+    }
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Claims the next frames for a network thread into fb (a failed context's frames first, else the next
+ * frames in order once read: a full batch when the batch − 1 after the first are read already, so the
+ * network never waits for a batch to fill and only two batch sizes, two graphs, ever run). Returns how
+ * many (skipped frames included), 0 when no frame will come. Polls the cancel hook first. */
+static int net_claim(frame_pipe *p, int *fb) {
+    if (p->ops->cancelled && p->ops->cancelled(p->ops->user)) { /* stop before the next frame */
+        pthread_mutex_lock(&p->mu);
+        if (p->next_net < p->end) p->end = p->next_net;
+        p->st.cancelled = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    pthread_mutex_lock(&p->mu);
+    int n = 0;
+    for (;;) {
+        if (p->failed) break;
+        if (p->n_retry > 0) {
+            while (p->n_retry > 0 && n < p->batch) fb[n++] = p->retry[--p->n_retry];
+            break;
+        }
+        const int f = p->next_net;
+        if (f >= p->end) {
+            if (p->in_net == 0) break; /* nothing is in flight that could come back */
+        } else if (*state_of(p, f) == SLOT_READ && slot_of(p, f)->index == f) {
+            int full = p->batch > 1;
+            for (int k = f + 1; full && k < f + p->batch; k++)
+                full = k < p->end && *state_of(p, k) == SLOT_READ && slot_of(p, k)->index == k;
+            const int g = full ? f + p->batch : f + 1;
+            for (int k = f; k < g; k++) fb[n++] = k;
+            p->next_net = g;
+            break;
+        }
+        pthread_cond_wait(&p->cv, &p->mu);
+    }
+    p->in_net += n;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+/* Keys the claimed frames fb[0..n) with context c. CK_OK, or the failure's status with its message. */
+static ck_status net_key(frame_pipe *p, int c, const int *fb, int n, char *msg, size_t len) {
+    ck_ctx        *ctx = p->ctxs[c];
+    ck_pipe_frame *fr[CK_MAX_BATCH];
+    ck_image       rgb[CK_MAX_BATCH], hint[CK_MAX_BATCH];
+    ck_passes      passes[CK_MAX_BATCH];
+    int            nk = 0;
+    for (int i = 0; i < n; i++) {
+        ck_pipe_frame *f = slot_of(p, fb[i]);
+        trace(p, fb[i], TR_NET0);
+        if (f->skipped) continue; /* rides along unkeyed */
+        fr[nk] = f, rgb[nk] = f->rgb, hint[nk] = f->hint, passes[nk] = f->passes;
+        nk++;
+    }
+    if (nk == 0) return CK_OK;
+    const double t1 = now_s();
+    ck_status    st = nk > 1        ? ck_key_passes_batch(ctx, nk, rgb, hint, passes)
+                      : p->on_device ? ck_key_passes(ctx, &rgb[0], &hint[0], &passes[0])
+                                     : ck_key_image_begin(ctx, &fr[0]->rgb, &fr[0]->hint, &fr[0]->res);
+    const double tn = now_s() - t1;
+    for (int i = 0; i < nk; i++) {
+        if (p->on_device) fr[i]->passes = passes[i]; /* the slot's block, also after a failure */
+        if (st != CK_OK) continue;                   /* inputs kept: another context may key the frame */
+        fr[i]->network_s = tn;
+        fr[i]->encoded   = p->on_device;
+        free_inputs(fr[i]);
+    }
+    if (st != CK_OK) {
+        snprintf(msg, len, "keying %.512s%s failed: %.800s", fr[0]->stem, nk > 1 ? " (and the frames after it)" : "",
+                 ck_ctx_last_error(ctx));
+        return st;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->st.network_s += tn;
+    p->st.per_context[c].network_s += tn;
+    p->st.per_context[c].frames += nk;
+    pthread_mutex_unlock(&p->mu);
+    return CK_OK;
+}
+
+static void *net_main(void *arg) {
+    net_arg      *a   = arg;
+    frame_pipe   *p   = a->p;
+    ck_ctx       *ctx = p->ctxs[a->c];
+    ck_status     st;
+    /* the device warms up while the first frames are decoded (measured at 4K: the first frame took
+     * 0.7 s more than the others) */
+    if (p->count > 1 && !p->failed && (st = ck_ctx_warmup(ctx)) != CK_OK) {
+        char msg[1400];
+        snprintf(msg, sizeof msg, "preparing the device failed: %.1200s", ck_ctx_last_error(ctx));
+        if (p->n_ctx == 1) fail(p, st, msg);
+        else net_lost(p, a->c, st, msg);
+        return NULL;
+    }
+    int fb[CK_MAX_BATCH];
+    int n;
+    while ((n = net_claim(p, fb)) > 0) {
+        char msg[1400] = "";
+        st             = net_key(p, a->c, fb, n, msg, sizeof msg);
+        pthread_mutex_lock(&p->mu);
+        p->in_net -= n;
+        if (st == CK_OK) {
+            for (int i = 0; i < n; i++) *state_of(p, fb[i]) = SLOT_NET, trace(p, fb[i], TR_NET1);
+            p->net_done += n;
+        } else if (st == CK_STATUS_EDEVICE && p->alive > 1) { /* the others take this context's frames */
+            for (int i = 0; i < n; i++) p->retry[p->n_retry++] = fb[n - 1 - i];
+        }
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        if (st == CK_OK) continue;
+        if (st == CK_STATUS_EDEVICE && p->n_ctx > 1) net_lost(p, a->c, st, msg);
+        else fail(p, st, msg);
+        break;
+    }
+    return NULL;
+}
+
 int ck_pipe_default_workers(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int  w     = (int)(cores / 4);
@@ -335,23 +470,39 @@ int ck_pipe_default_readers(void) {
 
 int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, const ck_pipe_ops *ops,
                 ck_pipe_stats *stats, char *err, size_t n) {
+    return ck_pipe_run_multi(&ctx, 1, start, count, readers, workers, ops, stats, err, n);
+}
+
+int ck_pipe_run_multi(ck_ctx *const *ctxs, int n_ctx, int start, int count, int readers, int workers,
+                      const ck_pipe_ops *ops, ck_pipe_stats *stats, char *err, size_t n) {
     frame_pipe p;
     memset(&p, 0, sizeof p);
-    p.ctx = ctx, p.ops = ops, p.start = start, p.count = count;
+    if (n_ctx < 1 || n_ctx > CK_PIPE_MAX_CONTEXTS) {
+        snprintf(err, n, "%d contexts: a run takes 1 to %d", n_ctx, CK_PIPE_MAX_CONTEXTS);
+        if (stats) memset(stats, 0, sizeof *stats), stats->status = CK_STATUS_EINVAL;
+        return 0;
+    }
+    ck_ctx *ctx = ctxs[0];
+    p.ctx = ctx, p.ctxs = ctxs, p.n_ctx = n_ctx, p.alive = n_ctx, p.ops = ops, p.start = start, p.count = count;
+    p.st.contexts = n_ctx;
     p.workers     = workers < 1 ? 1 : workers;
     p.readers     = readers < 1 ? 1 : readers;
     /* frames keyed together (ck_key_passes_batch; full frame on the device): the batch holds its slots
      * while the readers fill the next ones */
     const int batch = ck_ctx_postprocess_on_device(ctx) && ck_ctx_params(ctx)->tile <= 0 ? ck_ctx_max_batch(ctx) : 1;
-    p.depth       = p.workers + p.readers + 2 + (batch - 1);
+    p.depth       = p.workers + p.readers + 1 + n_ctx * batch; /* each network thread holds a batch */
     p.next_read   = start;
+    p.next_net    = start;
+    p.batch       = batch;
+    p.on_device   = ck_ctx_postprocess_on_device(ctx);
     long cores    = sysconf(_SC_NPROCESSORS_ONLN);
     p.omp_threads = (int)((cores + p.workers - 1) / p.workers);
     if (p.omp_threads < 1) p.omp_threads = 1;
     p.frames = calloc((size_t)p.depth, sizeof *p.frames);
     p.state  = calloc((size_t)p.depth, sizeof *p.state);
-    if (!p.frames || !p.state) {
-        free(p.frames), free(p.state);
+    p.retry  = calloc((size_t)p.depth, sizeof *p.retry);
+    if (!p.frames || !p.state || !p.retry) {
+        free(p.frames), free(p.state), free(p.retry);
         snprintf(err, n, "out of memory");
         if (stats) memset(stats, 0, sizeof *stats), stats->status = CK_STATUS_EOOM;
         return 0;
@@ -366,89 +517,28 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     const char *trace_path = getenv("CK_PIPE_TRACE");
     if (trace_path && *trace_path) p.trace = calloc((size_t)count * TR_N, sizeof *p.trace);
 
-    int        net_done = 0;
-    worker_arg wa       = {&p, &net_done};
     pthread_t  ordered, *wt = calloc((size_t)p.workers, sizeof *wt), *rt = calloc((size_t)p.readers, sizeof *rt);
     int        nr = 0, nw = 0, have_ordered = 0;
     for (int i = 0; rt && wt && i < p.readers; i++)
         if (pthread_create(&rt[i], NULL, reader_main, &p) == 0) nr++;
     for (int i = 0; wt && nr && i < p.workers; i++)
-        if (pthread_create(&wt[i], NULL, worker_main, &wa) == 0) nw++;
+        if (pthread_create(&wt[i], NULL, worker_main, &p) == 0) nw++;
     if (ops->ordered && nw && pthread_create(&ordered, NULL, ordered_main, &p) == 0) have_ordered = 1;
     if (!nr || !nw || (ops->ordered && !have_ordered)) fail(&p, CK_STATUS_EOOM, "cannot start the pipeline's threads");
 
-    /* the network stage, on this thread: the context belongs to it. The device warms up while the
-     * first frames are decoded (measured at 4K: the first frame took 0.7 s more than the others). */
-    const int on_device = ck_ctx_postprocess_on_device(ctx);
-    ck_status wst;
-    if (count > 1 && !p.failed && (wst = ck_ctx_warmup(ctx)) != CK_OK) {
-        char msg[1400];
-        snprintf(msg, sizeof msg, "preparing the device failed: %.1200s", ck_ctx_last_error(ctx));
-        fail(&p, wst, msg);
-    }
-    for (int f = start; f < start + count && !p.failed;) {
-        if (ops->cancelled && ops->cancelled(ops->user)) { /* stop before frame f: the earlier ones complete */
-            pthread_mutex_lock(&p.mu);
-            if (f < p.end) p.end = f;
-            p.st.cancelled = 1;
-            pthread_cond_broadcast(&p.cv);
-            pthread_mutex_unlock(&p.mu);
-            break;
-        }
-        /* the next batch: the next frame and, when the batch − 1 after it are all read already, those too
-         * (skipped frames ride along unkeyed): full batches form when frames queue up for the network, the
-         * network never waits for a batch to fill, and only two batch sizes (two graphs) ever run */
-        ck_pipe_frame *fb[CK_MAX_BATCH];
-        ck_image       rgb[CK_MAX_BATCH], hint[CK_MAX_BATCH];
-        ck_passes      passes[CK_MAX_BATCH];
-        int            g = f, nk = 0, stop = 0;
-        int full = batch > 1;
-        for (int k = f + 1; full && k < f + batch; k++) full = k < start + count && is_in(&p, k, SLOT_READ);
-        for (; g < start + count && g - f < (full ? batch : 1); g++) { /* at most `batch` slots held */
-            if (!wait_for(&p, g, SLOT_READ)) {
-                stop = 1;
-                break;
-            }
-            ck_pipe_frame *fr = slot_of(&p, g);
-            if (fr->skipped) continue;
-            fb[nk] = fr, rgb[nk] = fr->rgb, hint[nk] = fr->hint, passes[nk] = fr->passes;
-            nk++;
-            trace(&p, g, TR_NET0);
-        }
-        if (stop) break;
-        double tn = 0.0;
-        if (nk > 0) {
-            const double t1 = now_s();
-            ck_status    st = nk > 1       ? ck_key_passes_batch(ctx, nk, rgb, hint, passes)
-                              : on_device ? ck_key_passes(ctx, &rgb[0], &hint[0], &passes[0])
-                                          : ck_key_image_begin(ctx, &fb[0]->rgb, &fb[0]->hint, &fb[0]->res);
-            tn = now_s() - t1;
-            for (int i = 0; i < nk; i++) {
-                ck_pipe_frame *fr = fb[i];
-                fr->network_s     = tn;
-                if (on_device) fr->passes = passes[i];
-                fr->encoded = on_device && st == CK_OK;
-                free_inputs(fr);
-            }
-            for (int k = f; k < g; k++) trace(&p, k, TR_NET1);
-            if (st != CK_OK) {
-                char msg[1400];
-                snprintf(msg, sizeof msg, "keying %.512s%s failed: %.800s", fb[0]->stem, nk > 1 ? " (and the frames after it)" : "",
-                         ck_ctx_last_error(ctx));
-                fail(&p, st, msg);
-                break;
-            }
-        }
-        pthread_mutex_lock(&p.mu);
-        for (int k = f; k < g; k++) *state_of(&p, k) = SLOT_NET;
-        p.st.network_s += tn;
-        net_done += g - f;
-        pthread_cond_broadcast(&p.cv);
-        pthread_mutex_unlock(&p.mu);
-        f = g;
-    }
+    /* the network stage: a thread per context, the first on this thread */
+    net_arg   na[CK_PIPE_MAX_CONTEXTS];
+    pthread_t nt[CK_PIPE_MAX_CONTEXTS];
+    int       started[CK_PIPE_MAX_CONTEXTS] = {0};
+    for (int c = 0; c < p.n_ctx; c++) na[c] = (net_arg){&p, c};
+    for (int c = 1; c < p.n_ctx && !p.failed; c++) started[c] = pthread_create(&nt[c], NULL, net_main, &na[c]) == 0;
+    for (int c = 1; c < p.n_ctx; c++)
+        if (!started[c]) net_lost(&p, c, CK_STATUS_EOOM, "cannot start its thread");
+    net_main(&na[0]);
+    for (int c = 1; c < p.n_ctx; c++)
+        if (started[c]) pthread_join(nt[c], NULL);
     pthread_mutex_lock(&p.mu);
-    net_done = count; /* nothing more comes: idle workers may leave */
+    p.net_done = count; /* nothing more comes: idle workers may leave */
     pthread_cond_broadcast(&p.cv);
     pthread_mutex_unlock(&p.mu);
 
@@ -470,6 +560,6 @@ int ck_pipe_run(ck_ctx *ctx, int start, int count, int readers, int workers, con
     pthread_cond_destroy(&p.cv);
     pthread_mutex_destroy(&p.mu);
     pthread_mutex_destroy(&p.done_mu);
-    free(wt), free(rt), free(p.frames), free(p.state);
+    free(wt), free(rt), free(p.frames), free(p.state), free(p.retry);
     return ok;
 }

@@ -392,13 +392,19 @@ static ck_status video_seek(ck_shot *s) {
 #endif
 }
 
-ck_status ck_shot_key(ck_shot *s, ck_ctx *ctx, ck_shot_stats *stats) {
+ck_status ck_shot_key(ck_shot *s, ck_ctx *ctx, ck_shot_stats *stats) { return ck_shot_key_multi(s, &ctx, 1, stats); }
+
+ck_status ck_shot_key_multi(ck_shot *s, ck_ctx *const *ctxs, int n_ctx, ck_shot_stats *stats) {
     const ck_shot_opts *o = &s->o;
     ck_shot_stats       local;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     s->err[0] = '\0';
-    if (!ctx) return shot_fail(s, CK_STATUS_EINVAL, "no context");
+    if (!ctxs || n_ctx < 1 || n_ctx > CK_PIPE_MAX_CONTEXTS)
+        return shot_fail(s, CK_STATUS_EINVAL, "%d contexts: a shot takes 1 to %d", n_ctx, CK_PIPE_MAX_CONTEXTS);
+    for (int i = 0; i < n_ctx; i++)
+        if (!ctxs[i]) return shot_fail(s, CK_STATUS_EINVAL, "no context");
+    ck_ctx *ctx = ctxs[0];
     if (s->keyed) return shot_fail(s, CK_STATUS_EBADSTATE, "this shot was keyed already (a shot is keyed once)");
     s->keyed = 1;
     ck_status st = ck_shot_check(s);
@@ -432,7 +438,8 @@ ck_status ck_shot_key(ck_shot *s, ck_ctx *ctx, ck_shot_stats *stats) {
     ck_pipe_stats ps;
     char          perr[1400] = "";
     memset(&ps, 0, sizeof ps);
-    int ok        = ck_pipe_run(ctx, s->first, s->count, stats->readers, stats->workers, &ops, &ps, perr, sizeof perr);
+    int ok = ck_pipe_run_multi(ctxs, n_ctx, s->first, s->count, stats->readers, stats->workers, &ops, &ps, perr,
+                               sizeof perr);
     int cancelled = !ok && ps.cancelled && !perr[0];
     st            = CK_OK;
     if (!ok && !cancelled) {
@@ -445,6 +452,8 @@ ck_status ck_shot_key(ck_shot *s, ck_ctx *ctx, ck_shot_stats *stats) {
     stats->frames = ps.frames, stats->skipped = ps.skipped, stats->cancelled = cancelled;
     stats->read_s = ps.read_s, stats->network_s = ps.network_s, stats->finish_s = ps.finish_s;
     stats->write_s = ps.write_s, stats->ordered_s = ps.ordered_s, stats->wall_s = ps.wall_s;
+    stats->contexts = ps.contexts;
+    memcpy(stats->per_context, ps.per_context, sizeof stats->per_context);
     if (st != CK_OK || cancelled) memset(s->pending, 0, sizeof s->pending);
     return st;
 }

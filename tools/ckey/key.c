@@ -130,19 +130,42 @@ static int report_cancelled(const key_opts *o, int frames) {
     return 128 + sig;
 }
 
-static void report_completed(const key_opts *o, const key_run *kr, ck_ctx *ctx, const ck_shot_stats *ps, double t0) {
+/* dev: the --devices entries (NULL: one context), for the per-device statistics. */
+static void report_completed(const key_opts *o, const key_run *kr, ck_ctx *ctx, const ck_shot_stats *ps, double t0,
+                             const int *dev) {
     const int    n   = ps->frames > 0 ? ps->frames : 1;
     const double fps = ps->frames / (ps->wall_s > 0 ? ps->wall_s : 1e-9);
-    if (o->json)
+    if (o->json) {
         printf("{\"event\": \"completed\", \"frames_written\": %d, \"skipped\": %d, \"seconds\": %.3f, "
                "\"fps\": %.3f, \"workers\": %d, \"stage_ms_per_frame\": {\"read\": %.1f, \"network\": %.1f, "
                "\"finish\": %.1f, \"write\": %.1f, \"ordered\": %.1f}, \"readers\": %d, "
-               "\"postprocess_on_device\": %s, \"device_peak_mib\": %.1f, \"steady_fps\": %.3f}\n",
+               "\"postprocess_on_device\": %s, \"device_peak_mib\": %.1f, \"steady_fps\": %.3f",
                ps->frames, ps->skipped, now_s() - t0, fps, ps->workers, 1e3 * ps->read_s / n, 1e3 * ps->network_s / n,
                1e3 * ps->finish_s / n, 1e3 * ps->write_s / n, 1e3 * ps->ordered_s / n, ps->readers,
                ck_ctx_postprocess_on_device(ctx) ? "true" : "false", ck_ctx_device_peak_bytes(ctx) / 1048576.0,
                steady_fps(kr));
+        if (dev) { /* per --devices entry: its share of the frames, its network time, whether it failed */
+            printf(", \"devices\": [");
+            for (int i = 0; i < ps->contexts; i++) {
+                const ck_pipe_context_stats *c = &ps->per_context[i];
+                printf("%s{\"device\": %d, \"frames\": %d, \"network_ms_per_frame\": %.1f, \"failed\": %s", i ? ", " : "",
+                       dev[i], c->frames, c->frames ? 1e3 * c->network_s / c->frames : 0.0, c->failed ? "true" : "false");
+                if (c->failed) printf(", \"error\": "), ck_cli_json_str(stdout, c->error);
+                printf("}");
+            }
+            printf("]");
+        }
+        printf("}\n");
+    }
+    for (int i = 0; dev && i < ps->contexts; i++) /* a GPU that failed mid-shot: said even when quiet */
+        if (ps->per_context[i].failed)
+            fprintf(stderr, "ckey: warning: device %d stopped (%s); the others keyed its frames\n", dev[i],
+                    ps->per_context[i].error);
     if (o->quiet) return;
+    for (int i = 0; dev && i < ps->contexts; i++)
+        fprintf(stderr, "ckey: device %d: %d frame%s, network %.0f ms per frame\n", dev[i], ps->per_context[i].frames,
+                ps->per_context[i].frames == 1 ? "" : "s",
+                ps->per_context[i].frames ? 1e3 * ps->per_context[i].network_s / ps->per_context[i].frames : 0.0);
     fprintf(stderr, "ckey: keyed %d frame%s%s into %s\n", ps->frames, ps->frames == 1 ? "" : "s",
             ps->skipped ? " (others already present, skipped)" : "", o->out);
     if (ps->frames > 1)
@@ -266,15 +289,28 @@ int run_key(key_opts o) {
             fprintf(stderr, "ckey: removed %d partial file%s left in %s by a run that did not finish\n", n,
                     n == 1 ? "" : "s", o.out);
     }
-    double  t0  = now_s();
-    ck_ctx *ctx = NULL;
-    if (ck_ctx_init(&ctx, ckpt, &o.p) != CK_OK) {
-        json_failed(&o, ck_ctx_last_error(ctx), EXIT_RUNTIME);
-        ck_ctx_free(ctx);
+    double  t0 = now_s();
+    ck_ctx *ctxs[CK_PIPE_MAX_CONTEXTS] = {NULL};
+    int     dev[CK_PIPE_MAX_CONTEXTS], n_ctx = 1;
+    char    msg[1024];
+    if (o.devices) { /* several contexts: a model per GPU, a context per entry */
+        n_ctx = key_parse_devices(o.devices, dev, CK_PIPE_MAX_CONTEXTS, msg, sizeof msg);
+        if (n_ctx < 0 || !key_open_contexts(ckpt, &o.p, dev, n_ctx, ctxs, msg, sizeof msg)) {
+            report_error(msg);
+            json_failed(&o, msg, n_ctx < 0 ? EXIT_USAGE : EXIT_RUNTIME);
+            ck_shot_free(shot);
+            return n_ctx < 0 ? EXIT_USAGE : EXIT_RUNTIME;
+        }
+    } else if (ck_ctx_init(&ctxs[0], ckpt, &o.p) != CK_OK) {
+        json_failed(&o, ck_ctx_last_error(ctxs[0]), EXIT_RUNTIME);
+        ck_ctx_free(ctxs[0]);
         ck_shot_free(shot);
         return EXIT_RUNTIME;
     }
-    if (!o.quiet) fprintf(stderr, "ckey: loaded in %.2f s; %d frame%s to key\n", now_s() - t0, count, count == 1 ? "" : "s");
+    ck_ctx *ctx = ctxs[0];
+    if (!o.quiet)
+        fprintf(stderr, "ckey: loaded in %.2f s%s%s; %d frame%s to key\n", now_s() - t0, o.devices ? " on devices " : "",
+                o.devices ? o.devices : "", count, count == 1 ? "" : "s");
     if (o.json) {
         printf("{\"event\": \"started\", \"frames\": %d, \"first\": %d, \"size\": %d, \"device\": ", count, start,
                o.p.tile ? o.p.tile : o.p.size);
@@ -288,14 +324,14 @@ int run_key(key_opts o) {
     ck_shot_select(shot, start, count); /* a shard's part */
     kr.count = count, kr.t1 = now_s();
     ck_shot_stats ps;
-    if (ck_shot_key(shot, ctx, &ps) != CK_OK) {
+    if (ck_shot_key_multi(shot, ctxs, n_ctx, &ps) != CK_OK) {
         report_error(ck_shot_last_error(shot));
         json_failed(&o, ck_shot_last_error(shot), EXIT_RUNTIME);
         rc = EXIT_RUNTIME;
     } else if (ps.cancelled) {
         rc = report_cancelled(&o, ps.frames);
     } else {
-        report_completed(&o, &kr, ctx, &ps, t0);
+        report_completed(&o, &kr, ctx, &ps, t0, o.devices ? dev : NULL);
         int encoded = 0;
         if (ck_shot_encode_pending(shot, &encoded) != CK_OK) {
             fprintf(stderr, "ckey: the videos from the passes: %s\n", ck_shot_last_error(shot));
@@ -305,7 +341,7 @@ int run_key(key_opts o) {
             fprintf(stderr, "ckey: encoded %d frames of %s into its videos\n", encoded, o.out);
         }
     }
-    ck_ctx_free(ctx);
+    for (int i = 0; i < n_ctx; i++) ck_ctx_free(ctxs[i]);
     ck_shot_free(shot);
     return rc;
 }

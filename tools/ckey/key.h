@@ -5,6 +5,7 @@
 #define CK_CLI_KEY_H
 
 #include "ckey.h"
+#include "ckey_pipe.h"
 #include "ckey_shot.h"
 #include "cli.h"
 #include "options.h"
@@ -27,8 +28,16 @@ typedef struct key_opts {
     int                workers; /* post-processing and writing threads; 0 = ck_pipe_default_workers() */
     int                readers; /* decoding threads of a sequence; 0 = ck_pipe_default_readers() */
     int                size_set; /* --size given (else the built-in model runs at its training size) */
+    const char        *devices;  /* --devices LIST|all: CUDA devices to share the frames among; NULL: one context */
     ck_params          p;
 } key_opts;
+
+/* devices.c: --devices. The device indices of LIST ("0,1", "0,0" = two streams of GPU 0, or "all"), at most
+ * max; -1 with the message in msg when LIST is wrong or names a device that is not there. */
+int key_parse_devices(const char *list, int *idx, int max, char *msg, size_t n);
+/* A context per entry of idx (n of them, all with params p on CUDA device idx[i]), one model per distinct
+ * device shared by that device's contexts. 1 on success; 0 with the message in msg (none left open). */
+int key_open_contexts(const char *ckpt, const ck_params *p, const int *idx, int n, ck_ctx **ctxs, char *msg, size_t len);
 
 /* cli_files.c: the checkpoint search, small file helpers, events */
 int         file_exists(const char *p);

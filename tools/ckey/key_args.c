@@ -79,6 +79,13 @@ int ck_cli_parse_key_cmd(int argc, char **argv, key_opts *o, ck_cmd cmd, ck_opt_
         fprintf(stderr, "ckey: give --frames (positions) or --frame-numbers (numbers in the names), not both\n");
         return 0;
     }
+    if (o->devices) { /* several CUDA devices */
+        if (o->p.device == CK_DEVICE_CPU) {
+            fprintf(stderr, "ckey: --devices keys on CUDA devices; not with --device cpu\n");
+            return 0;
+        }
+        o->p.device = CK_DEVICE_CUDA;
+    }
     if (o->shard_count && (!o->shard || strcmp(o->shard, "auto"))) {
         fprintf(stderr, "ckey: --shard-count goes with --shard auto\n");
         return 0;

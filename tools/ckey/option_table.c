@@ -180,6 +180,11 @@ const ck_opt ck_options[] = {
     {.name = "", .kind = CK_OPT_NOTE, .cmds = KEY, .group = "video", .arg = "--image FILE.mov|mp4|mkv|...",
      .help = "a video plate (any codec FFmpeg decodes, 8-16 bit); passes are named by zero-padded frame index; --hint "
              "may be a video, a folder or one image"},
+    {.name = "devices", .kind = CK_OPT_STRING, .cmds = KC, .group = "execution", .arg = "LIST|all",
+     OWN(key_opts, devices),
+     .help = "key on several CUDA devices at once (comma list of indices, or all; an index given twice runs two "
+             "streams of that GPU): one model per GPU, each frame keyed by whichever is free, the files as with one "
+             "device; a device that fails mid-shot stops and the others key its frames. Implies --device cuda"},
     {.name = "video-out", .kind = CK_OPT_STRING, .cmds = KC, .group = "video", .arg = "LIST", OWN(key_opts, video_out),
      .help = "also encode videos into --out (comma list): prores (ProRes 4444 .mov, straight sRGB foreground + the "
              "matte as alpha), ffv1 (.mkv, lossless 16-bit, same content), h264 (.mp4 preview of the comp). Default "

@@ -18,7 +18,9 @@
  *        cudnn+bias : cudnnConvolutionBiasActivationForward, identity activation (this requires
  *                     IMPLICIT_PRECOMP_GEMM), bias float32 if cuDNN takes it, else a 16-bit copy;
  *        kernel     : the built-in kernel (CK_CONV=auto only);
- *      the fastest wins. Without bias only the first and the last compete.
+ *      the fastest wins. Without bias only the first and the last compete. The first backend of the process
+ *      to time a problem on a kind of device decides it for every later one (g_decisions), so that any
+ *      context, stream or GPU of that kind computes the same bits.
  * Every later call (eager or captured) replays the plan: descriptors and algorithm are fixed, the
  * workspace is the scratch buffer, nothing is allocated. A cuDNN status other than success at that point
  * disables the plan (logged once) and the call falls back to the kernel.
@@ -33,6 +35,7 @@
 
 #include "ops/cuda/ops_cuda.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +152,66 @@ fail:
     return -1.0f;
 }
 
+/* The decisions of step 3, shared by every backend of the process: the first context that times a problem
+ * on a kind of device decides it for all the others (another context, stream or GPU of the same kind), so
+ * that frames keyed by any of them are identical bit for bit; timed choices would differ where two
+ * candidates are close. Keyed by the problem and the device's compute capability and SM count. */
+typedef struct conv_decision {
+    conv_key                  key;
+    int                       cc, sms;
+    int                       use, bias16;
+    cudnnConvolutionFwdAlgo_t algo;
+    cudnnMathType_t           math;
+} conv_decision;
+
+static pthread_mutex_t g_decisions_mu = PTHREAD_MUTEX_INITIALIZER;
+static conv_decision  *g_decisions;
+static int             g_n_decisions, g_cap_decisions;
+
+/* The decision made before for (key, device), copied into *out; 0 when none. */
+static int decision_find(const conv_key *key, const ck_cuda *cu, conv_decision *out) {
+    int found = 0;
+    pthread_mutex_lock(&g_decisions_mu);
+    for (int i = 0; i < g_n_decisions && !found; i++) {
+        const conv_decision *d = &g_decisions[i];
+        if (d->cc == cu->cc_major * 10 + cu->cc_minor && d->sms == cu->sm_count && !memcmp(&d->key, key, sizeof *key))
+            *out = *d, found = 1;
+    }
+    pthread_mutex_unlock(&g_decisions_mu);
+    return found;
+}
+
+/* Records p's decision unless another backend recorded one meanwhile (that one is then returned in *out
+ * and 1; else 0). Out of memory: not recorded (this backend keeps its own). */
+static int decision_record(const conv_plan *p, const ck_cuda *cu, conv_decision *out) {
+    int had = 0;
+    pthread_mutex_lock(&g_decisions_mu);
+    for (int i = 0; i < g_n_decisions && !had; i++) {
+        const conv_decision *d = &g_decisions[i];
+        if (d->cc == cu->cc_major * 10 + cu->cc_minor && d->sms == cu->sm_count && !memcmp(&d->key, &p->key, sizeof p->key))
+            *out = *d, had = 1;
+    }
+    if (!had && g_n_decisions == g_cap_decisions) {
+        const int n   = g_cap_decisions ? 2 * g_cap_decisions : 32;
+        void     *tbl = realloc(g_decisions, sizeof *g_decisions * (size_t)n);
+        if (tbl) g_decisions = tbl, g_cap_decisions = n;
+    }
+    if (!had && g_n_decisions < g_cap_decisions)
+        g_decisions[g_n_decisions++] = (conv_decision){p->key, cu->cc_major * 10 + cu->cc_minor, cu->sm_count, p->use,
+                                                       p->bias16, p->algo, p->math};
+    pthread_mutex_unlock(&g_decisions_mu);
+    return had;
+}
+
+/* Adopts decision d when this plan can run it (the same candidates exist here); 1 when adopted. */
+static int decision_adopt(conv_plan *p, const conv_decision *d, int found, int fused_ok) {
+    if ((d->use == V_CUDNN && (!found || d->algo != p->algo || d->math != p->math)) ||
+        (d->use == V_FUSED && (!fused_ok || d->bias16 != p->bias16)))
+        return 0;
+    p->use = d->use;
+    return 1;
+}
+
 /* Builds, searches and times the plan of `key` (not under capture). Returns NULL only when out of host
  * memory; a plan with use = V_KERNEL records that cuDNN does not run this problem. */
 static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor *y, const ck_tensor *x,
@@ -241,7 +304,14 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
                    key->h, key->w, key->c, key->r, key->s, stride, pad_h, dil, key->k);
         return p;
     }
-    /* 3. time the candidates on the stream; the fastest wins */
+    /* 3. time the candidates on the stream; the fastest wins, unless the process decided this problem before */
+    conv_decision d = {0};
+    if (decision_find(key, cu, &d) && decision_adopt(p, &d, found, fused_ok)) {
+        ck__log(cc->plan_log, "conv2d %s %dx%dx%dx%d k%dx%d/%d d%d ->%d: as decided before in this process -> %s",
+                ck_dtype_name((ck_dtype)key->dtype), key->n, key->h, key->w, key->c, key->r, key->s, stride, dil, key->k,
+                p->use == V_FUSED ? "cudnn+bias" : p->use == V_CUDNN ? "cudnn" : "kernel");
+        return p;
+    }
     float t_cudnn = found ? plan_time(be, p, V_CUDNN, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil) : -1.0f;
     float t_fused = fused_ok ? plan_time(be, p, V_FUSED, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil) : -1.0f;
     float t_kern  = cu->conv_mode == CK_CONV_AUTO ? plan_time(be, p, V_KERNEL, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil)
@@ -252,6 +322,7 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
     if (t_fused >= 0.0f && (t < 0.0f || t_fused < t)) best = V_FUSED, t = t_fused;
     if (cu->conv_mode == CK_CONV_AUTO && t_kern >= 0.0f && (t < 0.0f || t_kern <= t)) best = V_KERNEL, t = t_kern;
     p->use = best;
+    if (decision_record(p, cu, &d) && decision_adopt(p, &d, found, fused_ok)) best = p->use; /* another backend's, first */
     ck__log(cc->plan_log, "conv2d %s %dx%dx%dx%d k%dx%d/%d p%d d%d ->%d%s: cudnn algo %d %.3f ms, cudnn+bias %.3f ms%s, "
                "kernel %.3f ms -> %s",
                ck_dtype_name((ck_dtype)key->dtype), key->n, key->h, key->w, key->c, key->r, key->s, stride, pad_h, dil,
