@@ -491,7 +491,9 @@ static void print_human(const host_info *h, const ckpt_status *c, const bench_fi
                d.cc_minor, d.multiprocessors, d.total_bytes / MiB / 1024, d.free_bytes / MiB / 1024,
                d.integrated ? ", shares host memory" : "", d.cc_major < 8 ? " - too old for ckey (sm_80+)" : "");
     }
-    if (nd > 1) printf("  ckey uses CUDA device 0 (choose with CUDA_VISIBLE_DEVICES)\n");
+    if (nd > 1)
+        printf("  ckey key/clip use CUDA device 0; --devices 1 keys on device 1, --devices all on every device (a model "
+               "each, frames shared)\n");
     if (c->given) printf("\nCheckpoint\n");
     else printf("\nCheckpoint (`ckey key` looks in this order)\n");
     if (!c->given && (!getenv("CKEY_CHECKPOINT") || !*getenv("CKEY_CHECKPOINT"))) printf("  unset:   $CKEY_CHECKPOINT\n");
