@@ -22,6 +22,7 @@
 #             and of this tree on the same plates, fp16 and fp32 at S = 512 and 2048 (random:base_plus):
 #             every pass file compared byte for byte
 #   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
+#   serve     `ckey serve`'s server time to key one 2048² frame (scripts/serve_key_timing.py, built-in model)
 #   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
 #             package is built into /tmp/pyck)
 # Logs go to $OUT. carry/deps holds unpacked Debian packages where the machine lacks OpenBLAS or OpenEXR.
@@ -41,6 +42,10 @@ if [ -d carry/deps ]; then
     opts="-DCK_BLAS_ROOT=$PWD/carry/deps -DCK_EXR_ROOT=$PWD/carry/deps"
     export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 fi
+# libmicrohttpd for `ckey serve` (carried: the machine has none), where the machine lacks it
+if [ -d carry/mhd ] && ! pkg-config --exists libmicrohttpd 2> /dev/null; then
+    cp -a carry/mhd/include/. /usr/local/include/ && cp -a carry/mhd/lib/. /usr/local/lib/ && ldconfig
+fi
 targets="--target ckey"
 has tests && targets=""
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $opts > "$OUT/cmake.log" 2>&1 ||
@@ -51,7 +56,7 @@ B=build/ckey
 
 if has tests; then
     for t in ${GPU_TESTS:-test_cuda_ops test_cuda_model test_cuda_preprocess test_cuda_postprocess test_cuda_passes \
-        test_cuda_deflate test_cuda_batch test_cuda_colorspace test_cuda_fault test_cuda_streams test_frame_params}; do
+        test_cuda_deflate test_cuda_batch test_cuda_colorspace test_cuda_fault test_cuda_streams test_cuda_multi test_frame_params}; do
         (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp CK_BIN=$PWD/ckey ./tests/$t > /tmp/$t.log 2>&1; echo "$t rc=$?")
         { echo "== $t"; cat /tmp/$t.log; } >> "$OUT/tests.log"
         grep -E "NOT OK|SKIP|FAIL" /tmp/$t.log | head -10
@@ -81,6 +86,11 @@ fi
 if has speed; then
     echo "== speed (elapsed $(( $(date +%s) - start )) s)"
     for S in $SIZES; do $B bench --size $S --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null; done | tee "$OUT/speed.jsonl"
+fi
+
+if has serve; then
+    echo "== ckey serve: one 2048 frame keyed from the page (elapsed $(( $(date +%s) - start )) s)"
+    timeout 240 python3 scripts/serve_key_timing.py --ckey $B --runs 20 -- --device cuda 2>&1 | tee "$OUT/serve.log" | tail -4
 fi
 
 if has pyoverhead; then
