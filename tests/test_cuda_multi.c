@@ -66,6 +66,24 @@ static ck_status key_shot(const char *out, int n, const long *fault, ck_shot_sta
     return st;
 }
 
+/* One run with the second context failing at its n-th launch check: complete, identical to ref. Returns
+ * whether the context failed (counted as before or after its first frame). */
+static int same_tree(const char *a, const char *b);
+static int fault_run(long n, const char *ref, const char *out, int *early, int *midway) {
+    const long    fault[2] = {0, n};
+    ck_shot_stats s;
+    const ck_status rc = key_shot(out, 2, fault, &s);
+    CHECK_MSG(rc == CK_OK && s.frames == FRAMES, "fault at %ld: %s, %d frames", n, ck_status_str(rc), s.frames);
+    CHECK_MSG(same_tree(ref, out), "fault at %ld: the files differ from one context's", n);
+    CHECK(s.per_context[0].frames + s.per_context[1].frames == FRAMES);
+    if (!s.per_context[1].failed) return 0;
+    CHECK_MSG(strstr(s.per_context[1].error, "injected fault (CK_CUDA_FAULT)") != NULL, "error: %s", s.per_context[1].error);
+    CHECK(!s.per_context[0].failed);
+    if (s.per_context[1].frames > 0) ++*midway;
+    else ++*early;
+    return 1;
+}
+
 static int same_tree(const char *a, const char *b) {
     char cmd[2300];
     snprintf(cmd, sizeof cmd, "diff -r '%s' '%s' > /dev/null", a, b);
@@ -97,25 +115,17 @@ int main(void) {
     printf("two streams of one model: %d + %d frames, files identical to one context's\n", st2.per_context[0].frames,
            st2.per_context[1].frames);
 
-    /* the second context fails at its N-th kernel launch check */
-    int failed_early = 0, failed_midway = 0;
-    for (long n = 20; n <= 20000; n = n * 3 / 2) {
-        const long    fault[2] = {0, n};
-        ck_shot_stats s;
-        const ck_status rc = key_shot(out, 2, fault, &s);
-        CHECK_MSG(rc == CK_OK && s.frames == FRAMES, "fault at %ld: %s, %d frames", n, ck_status_str(rc), s.frames);
-        CHECK_MSG(same_tree(ref, out), "fault at %ld: the files differ from one context's", n);
-        CHECK(s.per_context[0].frames + s.per_context[1].frames == FRAMES);
-        if (s.per_context[1].failed) {
-            CHECK_MSG(strstr(s.per_context[1].error, "injected fault (CK_CUDA_FAULT)") != NULL, "error: %s",
-                      s.per_context[1].error);
-            CHECK(!s.per_context[0].failed);
-            if (s.per_context[1].frames > 0) failed_midway++;
-            else failed_early++;
-        } else if (failed_early + failed_midway > 0) {
-            break; /* past every launch of the shot */
-        }
-    }
+    /* the second context fails at its N-th kernel launch check: a coarse sweep finds where its launches end
+     * (its warm-up takes most of them: the graph replays no launch of its own), a fine one walks the last
+     * stretch, where it fails after some of its frames */
+    int  failed_early = 0, failed_midway = 0;
+    long last_fail = 0, first_ok = 0;
+    for (long n = 20; n <= 40000 && !first_ok; n = n * 3 / 2)
+        if (fault_run(n, ref, out, &failed_early, &failed_midway)) last_fail = n;
+        else if (last_fail) first_ok = n;
+    CHECK_MSG(last_fail && first_ok, "the coarse sweep found no end of the second context's launches");
+    const long step = (first_ok - last_fail) / 16 > 0 ? (first_ok - last_fail) / 16 : 1;
+    for (long n = last_fail + step; n < first_ok; n += step) fault_run(n, ref, out, &failed_early, &failed_midway);
     printf("a failing context: %d runs failed it before its first frame, %d after some of its frames; every run "
            "complete and identical\n", failed_early, failed_midway);
     CHECK_MSG(failed_early > 0 && failed_midway > 0, "the sweep did not fail a context both ways (%d, %d)",

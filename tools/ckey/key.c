@@ -109,10 +109,11 @@ static void cli_log(ck_log_level level, const char *msg, void *user) {
     }
 }
 
-/* A failure's message, unless the log has just printed it. */
+/* A failure's message, unless the log has just printed it (or what it wraps: "keying F failed: <the
+ * library's message>"). */
 static void report_error(const char *msg) {
     pthread_mutex_lock(&g_log_mu);
-    const int same = g_last_error[0] && !strcmp(g_last_error, msg);
+    const int same = g_last_error[0] && strstr(msg, g_last_error) != NULL;
     pthread_mutex_unlock(&g_log_mu);
     if (!same) fprintf(stderr, "ckey: %s\n", msg);
 }
