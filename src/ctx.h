@@ -86,6 +86,7 @@ struct ck_ctx {
     int           tile_w, tile_h;
     void         *tile_dev;
     size_t        tile_dev_bytes;
+    double        bench_t0_ms; /* ck_bench_timer_start's host clock (backends without device timers) */
     int           failed;
     ck_err        err;
 };

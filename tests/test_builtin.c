@@ -8,8 +8,7 @@
 #include "harness.h"
 #include "model/builtin.h"
 #include "pipeline/frame_ops.h"
-#include "pipeline/metrics.h"
-#include "pipeline/plates.h"
+#include "ckey_qa.h"
 
 #include <stdlib.h>
 #include <string.h>

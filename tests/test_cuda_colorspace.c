@@ -15,7 +15,7 @@
 #include "harness.h"
 #include "pipeline/colorspace.h"
 #include "pipeline/frame_ops.h"
-#include "pipeline/plates.h"
+#include "ckey_qa.h"
 
 #include <math.h>
 #include <stdlib.h>

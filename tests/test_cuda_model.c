@@ -11,7 +11,7 @@
 #include "ctx.h"
 #include "harness.h"
 #include "cuda_test.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 #include <math.h>
 #include <stdlib.h>

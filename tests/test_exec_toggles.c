@@ -7,7 +7,7 @@
  *  - the unfused decoder (fused_decode off: heads one after the other) equals the fused one. */
 #include "ctx.h"
 #include "harness.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
  * Set CK_FRAME_OPS_BENCH=1 to also time the 4K frame path (3840x2160 <-> 2048).
  */
 #include "harness.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 #include "pipeline/frame_ops.h"
 
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * Fixtures are NCHW; the engine is NHWC. */
 #include "ctx.h"
 #include "harness.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * 8× area-down / bilinear-up sample of the truth, eroded/dilated as asked (checked against direct loops). */
 #include "harness.h"
 #include "pipeline/frame_ops.h"
-#include "pipeline/plates.h"
+#include "ckey_qa.h"
 
 #include <omp.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
  * differ, which shows the comparison can fail. */
 #include "ctx.h"
 #include "harness.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * the full frame, the hint-driven skip rules, and a multi-tile run on the tiny model. */
 #include "ctx.h"
 #include "harness.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 #include "pipeline/tiling.h"
 
 #include <stdlib.h>

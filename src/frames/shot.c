@@ -4,11 +4,7 @@
  * cancelled. The reader callback runs on one thread in frame order for a video and on several for a folder;
  * write on several threads; ordered and done are serialized; events are sent under the shot's lock. */
 #include "shot_int.h"
-#include "io/image.h"
-#include "io/sequence.h"
-#ifdef CK_HAVE_FFMPEG
-#include "io/video.h"
-#endif
+#include "io/image.h" /* ckey_io.h */
 #include "pipeline/frame_ops.h"
 
 #include <errno.h>

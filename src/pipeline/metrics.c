@@ -1,5 +1,5 @@
 /* Key scores and agreement (see metrics.h for the definitions). */
-#include "pipeline/metrics.h"
+#include "ckey_qa.h"
 
 #include "core/check.h"
 

@@ -9,7 +9,7 @@
  * Every random choice is drawn first, in a fixed order, from a splitmix64 stream seeded by (seed, index);
  * the noise is a counter-based hash, so the result does not depend on the thread count.
  */
-#include "pipeline/plates.h"
+#include "ckey_qa.h"
 
 #include "pipeline/frame_ops.h"
 

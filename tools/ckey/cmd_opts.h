@@ -4,7 +4,7 @@
 #define CK_CLI_CMD_OPTS_H
 
 #include "ckey.h"
-#include "pipeline/plates.h"
+#include "ckey_qa.h"
 #include "sweep.h"
 
 #define BENCH_MAX_RES 16

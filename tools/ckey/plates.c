@@ -4,9 +4,8 @@
 #include "cli.h"
 #include "cmd_opts.h"
 #include "options.h"
-#include "io/image.h"
-#include "pipeline/frame_ops.h"
-#include "pipeline/plates.h"
+#include "ckey_io.h"
+#include "ckey_qa.h"
 
 #include <errno.h>
 #include <stdio.h>
