@@ -1,5 +1,5 @@
 /* The built-in small keyer (src/model/builtin.c) on the CPU: the embedded checkpoint opens as
- * "builtin:small" with the small architecture, and it keys: on 3 synthetic plates (pipeline/plates.c,
+ * "builtin:small" with the small architecture, and it keys: on 3 synthetic plates (src/qa/plates.c,
  * seeds never used in training or development) at 512×512, its alpha MAE is below that of the automatic
  * chroma-difference hint (the baseline a keyer has to beat; random weights do not), the screen comes out
  * transparent (truth alpha 0 → keyed alpha < 0.1 on at least 95 % of those pixels) and the subject opaque

@@ -1,4 +1,4 @@
-/* Key scores and agreement (pipeline/metrics.c) on hand-computed cases: every metric, an empty edge band,
+/* Key scores and agreement (src/qa/metrics.c) on hand-computed cases: every metric, an empty edge band,
  * pooling over several adds, NaN propagation, identical outputs (PSNR inf) and empty inputs. */
 #include "harness.h"
 #include "ckey_qa.h"

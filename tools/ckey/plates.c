@@ -1,4 +1,4 @@
-/* `ckey plates`: writes synthetic green-screen plates with exact ground truth (pipeline/plates.h) as files,
+/* `ckey plates`: writes synthetic green-screen plates with exact ground truth (include/ckey_qa.h) as files,
  * in a layout `ckey key --image DIR/Plate --hint DIR/AlphaHint` and `ckey quality --plates DIR` read. */
 #include "ckey.h"
 #include "cli.h"

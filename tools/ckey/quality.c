@@ -1,6 +1,6 @@
-/* `ckey quality`: keys synthetic plates with exact ground truth (pipeline/plates.h) under several engine
+/* `ckey quality`: keys synthetic plates with exact ground truth (include/ckey_qa.h) under several engine
  * configurations and scores each against the truth and against the first configuration
- * (pipeline/metrics.h). Prints Markdown tables; --json/--md write them to files.
+ * (include/ckey_qa.h). Prints Markdown tables; --json/--md write them to files.
  *
  * Configurations run one after the other, each with its own context; plates are generated (or read)
  * again for every configuration rather than kept, so memory stays at one plate plus the first

@@ -1,4 +1,4 @@
-/* Key scores and agreement (see metrics.h for the definitions). */
+/* Key scores and agreement (include/ckey_qa.h: the definitions). */
 #include "ckey_qa.h"
 
 #include "core/check.h"

@@ -1,4 +1,4 @@
-/* Synthetic green-screen plates with exact ground truth (see plates.h for the scene and the rules).
+/* Synthetic green-screen plates with exact ground truth (include/ckey_qa.h: the scene and the rules).
  *
  * Generation runs in passes over the frame, each pixel independent except the strands, which are drawn
  * one after the other (their order is the compositing order) with rows in parallel:
