@@ -2,7 +2,7 @@
  * background on the screen, on synthetic green and blue plates and on the fixture frame. */
 #include "harness.h"
 #include "ckey_io.h"
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <stdlib.h>
 

@@ -4,10 +4,10 @@
  * chroma-difference hint (the baseline a keyer has to beat; random weights do not), the screen comes out
  * transparent (truth alpha 0 → keyed alpha < 0.1 on at least 95 % of those pixels) and the subject opaque
  * (truth alpha 1 → > 0.9 on at least 90 %). */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "harness.h"
 #include "model/builtin.h"
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 #include "ckey_qa.h"
 
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * Frames: upscaled 300×200 (chunk tail of 8 rows), the model size 128×128, and 333×77.
  * Skips cleanly (exit 0) without a CUDA device. */
 #include "ckey.h"
-#include "backend/backend.h"
+#include "ops/backend.h"
 #include "core/tensor.h"
 #include "harness.h"
 #include "cuda_test.h"

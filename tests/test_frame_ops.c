@@ -12,7 +12,7 @@
  */
 #include "harness.h"
 #include "ckey_io.h"
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <stdint.h>
 #include <time.h>

@@ -3,7 +3,7 @@
  * without noise and within the noise bound with it); values in range; a non-empty edge band; the hint is the
  * 8× area-down / bilinear-up sample of the truth, eroded/dilated as asked (checked against direct loops). */
 #include "harness.h"
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 #include "ckey_qa.h"
 
 #include <omp.h>

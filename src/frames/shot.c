@@ -5,7 +5,7 @@
  * write on several threads; ordered and done are serialized; events are sent under the shot's lock. */
 #include "shot_int.h"
 #include "io/image.h" /* ckey_io.h */
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * that dead processes left, folders. Used by shot.c; depends on io/ only. */
 #include "shot_int.h"
 #include "io/image.h"
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <dirent.h>
 #include <errno.h>

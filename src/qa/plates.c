@@ -11,7 +11,7 @@
  */
 #include "ckey_qa.h"
 
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,11 +2,11 @@
  * tiled.c), the backend's timers, the ops' profile and the checkpoint readers. Nothing here is on the keying
  * path. */
 #include "ckey_bench.h"
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "model/builtin.h"
 #include "model/random_weights.h"
 #include "ops/ops.h"
-#include "pipeline/tiling.h"
+#include "frame/tiling.h"
 
 #include <stdlib.h>
 #include <string.h>

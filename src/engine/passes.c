@@ -3,14 +3,14 @@
  *
  * Device path, per frame (one stream, in order): pre-processing and the forward as ck_key_image_begin,
  * then the Lanczos tap tables are uploaded (they share the activation arena, which the forward
- * overwrites), ops/cuda/postprocess.cu writes the four passes into one device block laid out exactly
+ * overwrites), frame/cuda/postprocess.cu writes the four passes into one device block laid out exactly
  * as the host block, and a single download fills the page-locked host block. Nothing is allocated per
  * frame: the device regions are laid out once per frame size, the host block is reused while large
  * enough. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "core/tensor.h"
-#include "pipeline/colorspace.h"
-#include "pipeline/frame_ops.h"
+#include "frame/colorspace.h"
+#include "frame/frame_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
