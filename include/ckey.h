@@ -355,7 +355,7 @@ const char *ck_ctx_precision_name(const ck_ctx *ctx);
 float     ck_linear_to_srgb(float x);
 float     ck_srgb_to_linear(float x);
 /* The hint ck_key_* takes when a plate has none: a rough (h, w) matte into `hint` (caller's memory) from the
- * plate (h, w, 3), sRGB-encoded: a chroma-difference matte against the detected screen colour (green or
+ * plate (h, w, 3): a chroma-difference matte against the detected screen colour (green or
  * blue; *screen_is_blue says which, may be NULL), coarsened and eroded like a drawn hint. CK_STATUS_EOOM
  * when its scratch cannot be allocated. */
 ck_status ck_auto_hint(float *hint, const float *rgb, int w, int h, int *screen_is_blue);
