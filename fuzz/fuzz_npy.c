@@ -1,6 +1,6 @@
 /* libFuzzer harness: the .npy reader (ck_npy_read; test fixtures and debug dumps). */
 #include "fuzz_common.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ck_fuzz_quiet();

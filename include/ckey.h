@@ -52,6 +52,12 @@ typedef enum ck_status {
 
 const char *ck_status_str(ck_status st);
 
+/* A message buffer, owned by the caller, that the calls of ckey_io.h, ckey_qa.h and ckey_bench.h fill on
+ * failure (one message naming the file or the argument); zero it before use. */
+typedef struct ck_err {
+    char msg[512];
+} ck_err;
+
 typedef enum ck_device { CK_DEVICE_AUTO = 0, CK_DEVICE_CPU = 1, CK_DEVICE_CUDA = 2 } ck_device;
 /* AUTO: fp32 on the CPU (its only precision), fp16 on CUDA (measured: as fast as bf16 and within the
  * accuracy bounds, see docs/benchmarks). */
@@ -61,6 +67,13 @@ typedef enum ck_log_level { CK_LOG_ERROR = 0, CK_LOG_WARN = 1, CK_LOG_INFO = 2, 
 typedef void (*ck_log_fn)(ck_log_level level, const char *msg, void *user);
 /* Replace the process-wide log sink (NULL restores stderr). Messages below `min_level` are dropped. */
 void ck_set_log(ck_log_fn fn, void *user, ck_log_level min_level);
+/* One message (printf format) through that sink, as the library's own messages go: for hosts that want
+ * theirs alongside. */
+void ck_log(ck_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* The encoding of the plates handed to ck_key_* (ck_params.colorspace). Each is a transfer curve
  * (code values -> scene-linear) and a gamut; the network works on sRGB-encoded Rec.709, so a plate is
@@ -105,7 +118,9 @@ typedef struct ck_params {
     int          comp;            /* produce the checkerboard comp, default 1 */
     int          keep_intermediates; /* keep f1..f4/logits for inspection (debug; more memory);
                                         the seed benchmarks' "slim" toggle is its inverse */
-    /* Execution toggles, named as in the seed benchmarks. */
+    /* Execution toggles, named as in the seed benchmarks: diagnostics. Each default is the measured best
+     * (docs/benchmarks, the ablation sweeps of `ckey bench --sweep`) and the outputs do not depend on them
+     * beyond rounding; a host changes them only to measure. */
     int          fused_attention; /* "sdpa": fused flash-style attention (1, default) vs the unfused
                                      reference with materialized scores (0) */
     int          pad64;           /* "pad64": zero-pad head_dim 56 to 64 for attention; -1 = auto
@@ -204,6 +219,16 @@ ck_status   ck_ctx_init(ck_ctx **out, const char *checkpoint_path, const ck_para
  * head_dim must agree with the model's (CK_DEVICE_AUTO, CK_PREC_AUTO and head_dim 0 take the model's),
  * else CK_STATUS_EINVAL naming the difference. */
 ck_status   ck_ctx_init_model(ck_ctx **out, ck_model *model, const ck_params *params);
+
+/* Checkpoint paths that name no file, taken by ck_model_load and ck_ctx_init in place of one:
+ *   "builtin:small" (or "builtin"): the small keyer embedded in the library (docs/model_card_small.md),
+ *     trained at ck_builtin_train_size() pixels, its best model size on the CPU;
+ *   "random:base_plus", "random:tiny": random weights of CorridorKey's architecture (Hiera-Base-Plus) or of
+ *     the small test one, generated in memory from a fixed seed (benchmarks, smoke runs: not a key). */
+#define CK_BUILTIN_SPEC "builtin:small"
+int         ck_builtin_is_spec(const char *path);        /* 1 for "builtin" and "builtin:small" */
+int         ck_builtin_train_size(void);                 /* pixels (the embedded metadata's train_size) */
+int         ck_random_weights_is_spec(const char *path); /* 1 when path starts with "random:" */
 void        ck_ctx_free(ck_ctx *ctx);
 /* Message of the last failure on this context (or of the failed init when ctx is NULL). */
 const char *ck_ctx_last_error(const ck_ctx *ctx);
@@ -247,9 +272,6 @@ typedef struct ck_passes {
     uint16_t *fg;        /* (h, w, 3) raw straight sRGB foreground (FG) */
     uint16_t *processed; /* (h, w, 4) linear premultiplied RGBA, despilled, despeckled (Processed) */
     uint8_t  *comp;      /* (h, w, 3) sRGB over the checkerboard (Comp); NULL when params.comp = 0 */
-    void     *block;     /* the allocation behind the four */
-    size_t    block_bytes;
-    int       pinned;    /* block is page-locked memory of the context's device */
     /* With gpu_encode: the EXR passes already PXR24-encoded on the device, chunk by chunk as the file
      * stores them (ck_image_write_exr_chunks). exr_chunks = 0: not encoded, write from the halves. */
     int       exr_lines;       /* scanlines per chunk (16 for PXR24) */
@@ -257,9 +279,10 @@ typedef struct ck_passes {
     int32_t  *chunk_bytes;     /* (3 · exr_chunks) Matte's, FG's, then Processed's: a zlib stream's
                                   length, or 0 for a chunk stored uncompressed (built from the halves) */
     uint8_t  *chunk_data;      /* the streams back to back, in that order */
-    void     *chunk_block;     /* the allocation behind chunk_bytes and chunk_data */
-    size_t    chunk_block_bytes;
-    int       chunk_pinned;
+    /* The memory behind the pointers, the library's (ck_passes_reserve, ck_key_passes, ck_passes_free):
+     * page-locked blocks of the context's device when it has such memory, reused frame after frame. A
+     * zeroed ck_passes owns nothing. */
+    struct ck_passes_mem *mem;
     /* Set by the caller when the EXR files are all it needs of the halves: with exr_chunks, alpha, fg
      * and processed are NULL unless some chunk is stored uncompressed (chunk_bytes 0), and then only
      * those chunks' rows are filled; comp is always complete. Spares ~130 MB of transfers and of
@@ -287,8 +310,13 @@ int       ck_ctx_postprocess_on_device(const ck_ctx *ctx);
 int       ck_ctx_encodes_on_device(const ck_ctx *ctx);
 /* Host conversion of a finished result (ck_result_finish) into passes; any thread. */
 ck_status ck_passes_from_result(const ck_result *res, ck_passes *out);
-/* Frees out's block (page-locked blocks through ctx, so before ck_ctx_free; ctx may be NULL otherwise). */
+/* Frees out's memory (page-locked blocks through ctx, so before ck_ctx_free; ctx may be NULL otherwise). */
 void      ck_passes_free(ck_ctx *ctx, ck_passes *out);
+/* dst (freed first) becomes a copy of src in ordinary memory, the encoded chunks included: passes to keep
+ * while src's blocks are reused for the next frame. */
+ck_status ck_passes_copy(ck_passes *dst, const ck_passes *src);
+/* 1 when p's samples are in page-locked memory. */
+int       ck_passes_pinned(const ck_passes *p);
 /* Sizes out for ck_key_passes on w × h frames of this context (as out->chunks_only asks; the encoded
  * chunks by the last frame's size), so the keying thread then allocates nothing. Any thread, for
  * passes no other thread is using: pipelines call it where frames are decoded, because page-locked
@@ -325,6 +353,17 @@ size_t      ck_ctx_device_peak_bytes(const ck_ctx *ctx);
 const char *ck_ctx_device_name(const ck_ctx *ctx);
 /* The precision the context's network computes in: "float32", "bfloat16" or "float16" (auto resolved). */
 const char *ck_ctx_precision_name(const ck_ctx *ctx);
+
+/* Frame helpers, as the engine's own pre- and post-processing compute them (any thread). */
+/* The sRGB transfer on one value: max(x, 0), then 12.92·x below 0.0031308, else 1.055·x^(1/2.4) − 0.055;
+ * and its inverse: max(x, 0), then x / 12.92 below 0.04045, else ((x + 0.055) / 1.055)^2.4. */
+float     ck_linear_to_srgb(float x);
+float     ck_srgb_to_linear(float x);
+/* The hint ck_key_* takes when a plate has none: a rough (h, w) matte into `hint` (caller's memory) from the
+ * plate (h, w, 3): a chroma-difference matte against the detected screen colour (green or
+ * blue; *screen_is_blue says which, may be NULL), coarsened and eroded like a drawn hint. CK_STATUS_EOOM
+ * when its scratch cannot be allocated. */
+ck_status ck_auto_hint(float *hint, const float *rgb, int w, int h, int *screen_is_blue);
 
 /* CUDA devices visible to this process (for `ckey doctor`, presets, reports). The count is 0 when the
  * build has no CUDA support, or there is no driver or device; it never fails. ck_cuda_device_info

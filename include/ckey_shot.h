@@ -146,6 +146,19 @@ ck_status ck_shot_check(ck_shot *s);
  * not judged by their ids here. */
 int       ck_shot_sweep(const ck_shot *s);
 
+/* One frame's files, as `ckey key` reads and writes them (for hosts that key frames themselves, such as a
+ * review server, and must give the same bytes). */
+/* The plate as 3-channel floats following CorridorKey's CLI conventions (grey replicated, alpha dropped;
+ * linear files clamped at 0 and, unless input_is_linear, sRGB-encoded). Decoded into buf (cap floats; NULL for
+ * none) when it fits, then ->data may be buf (the caller's); otherwise malloc'd. */
+ck_status ck_shot_read_plate(const char *path, int input_is_linear, float *buf, size_t cap, ck_image *rgb, ck_err *err);
+/* The hint: the file's first channel, the same way into buf or malloc'd. */
+ck_status ck_shot_read_hint(const char *path, float *buf, size_t cap, ck_image *hint, ck_err *err);
+/* Every pass of one frame into out, atomically as a set (comp: the Comp pass too; exr: the EXR passes'
+ * compression, the device's PXR24 chunks written as given). The message in err on failure. */
+ck_status ck_shot_write_passes(const char *out, const char *stem, int comp, ck_exr_compression exr,
+                               const ck_passes *pv, ck_err *err);
+
 /* Keys the selected range through the frame pipeline with ctx (used on this thread only, as ck_pipe_run).
  * The context's comp decides the Comp pass and the H.264 video. CK_OK also when cancelled. */
 ck_status ck_shot_key(ck_shot *s, ck_ctx *ctx, ck_shot_stats *stats);

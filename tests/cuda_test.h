@@ -8,7 +8,7 @@
 #ifndef CK_TEST_CUDA_H
 #define CK_TEST_CUDA_H
 
-#include "backend/backend.h"
+#include "ops/backend.h"
 
 #include <stdio.h>
 

@@ -6,7 +6,7 @@
 #define CK_TEST_SHARED_MODEL_CHECK_H
 
 #include "ckey.h"
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "harness.h"
 
 #include <pthread.h>

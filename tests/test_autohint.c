@@ -1,8 +1,8 @@
 /* Automatic hint: screen colour detection and a matte that is foreground inside the subject and
  * background on the screen, on synthetic green and blue plates and on the fixture frame. */
 #include "harness.h"
-#include "io/npy.h"
-#include "pipeline/frame_ops.h"
+#include "ckey_io.h"
+#include "frame/frame_ops.h"
 
 #include <stdlib.h>
 

@@ -5,15 +5,15 @@
  *  - batch sizes outside 1..max_batch are refused with a message;
  *  - tiled keying of a 250×110 plate in 64/16 tiles (all-background, all-foreground and mixed tiles)
  *    with batches of 1, 4 and 32 tiles equals a reference written here: every tile pre-processed,
- *    keyed alone and blended with the ramps of pipeline/tiling.c, in raster order (the tiled path as
+ *    keyed alone and blended with the ramps of frame/tiling.c, in raster order (the tiled path as
  *    it was before batches);
  *  - the single-tile shortcut (a small subject, a tile larger than the plate's height) keys one tile
  *    and leaves the rest 0. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "batch_inputs.h"
 #include "harness.h"
-#include "pipeline/frame_ops.h"
-#include "pipeline/tiling.h"
+#include "frame/frame_ops.h"
+#include "frame/tiling.h"
 
 #include <math.h>
 #include <stdlib.h>

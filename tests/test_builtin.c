@@ -1,15 +1,14 @@
 /* The built-in small keyer (src/model/builtin.c) on the CPU: the embedded checkpoint opens as
- * "builtin:small" with the small architecture, and it keys: on 3 synthetic plates (pipeline/plates.c,
+ * "builtin:small" with the small architecture, and it keys: on 3 synthetic plates (src/qa/plates.c,
  * seeds never used in training or development) at 512×512, its alpha MAE is below that of the automatic
  * chroma-difference hint (the baseline a keyer has to beat; random weights do not), the screen comes out
  * transparent (truth alpha 0 → keyed alpha < 0.1 on at least 95 % of those pixels) and the subject opaque
  * (truth alpha 1 → > 0.9 on at least 90 %). */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "harness.h"
 #include "model/builtin.h"
-#include "pipeline/frame_ops.h"
-#include "pipeline/metrics.h"
-#include "pipeline/plates.h"
+#include "frame/frame_ops.h"
+#include "ckey_qa.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * Then bad inputs: each must exit non-zero with a message and leave no output file behind. */
 #include "harness.h"
 #include "io/image.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Colour spaces (src/pipeline/colorspace.c/.h) without OpenColorIO (that comparison is
+/* Colour spaces (src/frame/colorspace.c/.h) without OpenColorIO (that comparison is
  * test_colorspace_ocio.cpp): names; the curves at the values the vendors publish (ARRI LogC3 EI 800
  * 18 % grey = 400/1023, LogC4 18 % grey = 0.278396, S-Log3 0 and 18 % at 10-bit 95 and 420, Log3G10
  * 18 % = 1/3 and black 0.091551, ACEScct 18 % = 0.413588); round trips and continuity at the breaks;
@@ -6,8 +6,8 @@
  * post-processing: Processed in the plate's gamut and the keep_highlights rule against a float64
  * evaluation of the documented rule written out here. */
 #include "harness.h"
-#include "pipeline/colorspace.h"
-#include "pipeline/frame_ops.h"
+#include "frame/colorspace.h"
+#include "frame/frame_ops.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -12,9 +12,9 @@
 #include "ckey.h"
 #include "core/tensor.h"
 #include "harness.h"
-#include "pipeline/colorspace.h"
-#include "pipeline/frame_ops.h"
-#include "pipeline/plates.h"
+#include "frame/colorspace.h"
+#include "frame/frame_ops.h"
+#include "ckey_qa.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-// ckey's colour-space transforms (src/pipeline/colorspace.c) against OpenColorIO's built-in transforms.
+// ckey's colour-space transforms (src/frame/colorspace.c) against OpenColorIO's built-in transforms.
 //
 // For every encoding: code values 0..1 in 1/1023 steps on every channel (the channels offset against
 // each other), grey and pseudo-random triples, and code values down to −0.1 (toes below code 0) go through OCIO's chain "encoding → ACES2065-1 → linear
@@ -20,7 +20,7 @@
 #include <vector>
 
 extern "C" {
-#include "pipeline/colorspace.h"
+#include "frame/colorspace.h"
 }
 
 namespace OCIO = OCIO_NAMESPACE;

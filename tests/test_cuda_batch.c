@@ -1,13 +1,13 @@
 /* Batches and tiled keying on CUDA (tiny fixture model):
  *  - a forward of 3 images equals 3 single-image forwards: fp32 within 1e-5, fp16 within 2e-3;
  *  - tiled keying on the device (tiles pre-processed in place from the uploaded plate, batched
- *    forwards, the blend of ops/cuda/tiles.cu) equals the CPU backend's tiled key within 1e-5 in fp32,
+ *    forwards, the blend of frame/cuda/tiling.cu) equals the CPU backend's tiled key within 1e-5 in fp32,
  *    with batches of 1, 4 and 32 tiles, and skipped (all-background / all-foreground) tiles;
  *  - ck_key_passes of a tiled CUDA context (post-processing of the blended plate on the device) against
  *    the CPU's ck_key_passes: alpha and fg halves within one half ulp, processed within two, comp ±1;
  *  - ck_key_passes_batch over 3 frames of different sizes equals ck_key_passes frame by frame.
  * Skips (exit 77) without a CUDA device. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "core/tensor.h"
 #include "cuda_test.h"
 #include "batch_inputs.h"

@@ -1,6 +1,6 @@
 /* Colour spaces and keep_highlights on CUDA (the built-in small keyer at S = 128, fp32): the device
- * path (the plate decoded in place by ops/cuda/preprocess.cu before the resize; Processed taken to the
- * plate's gamut, with its highlights, by ops/cuda/postprocess.cu; the plate uploaded next to the passes)
+ * path (the plate decoded in place by frame/cuda/preprocess.cu before the resize; Processed taken to the
+ * plate's gamut, with its highlights, by frame/cuda/postprocess.cu; the plate uploaded next to the passes)
  * against the host path of the same engine (ck__ctx_working_plate, ck_postprocess), full frame and
  * tiled (64-pixel tiles of a 200×150 plate: the device tiled path):
  *   Matte and FG halves within 2 half-ulps (the device's exp2f/powf differ from glibc's by an ulp, so
@@ -9,13 +9,13 @@
  *   opaque pixels of a plate above 1.25 come out at the plate's own value (its gamut) on the device.
  * Skips (exit 77) without a CUDA device. */
 #include "ckey.h"
-#include "backend/backend.h"
+#include "ops/backend.h"
 #include "core/tensor.h"
 #include "cuda_test.h"
 #include "harness.h"
-#include "pipeline/colorspace.h"
-#include "pipeline/frame_ops.h"
-#include "pipeline/plates.h"
+#include "frame/colorspace.h"
+#include "frame/frame_ops.h"
+#include "ckey_qa.h"
 
 #include <math.h>
 #include <stdlib.h>

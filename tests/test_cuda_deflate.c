@@ -1,4 +1,4 @@
-/* Device deflate (ext.deflate, ops/cuda/deflate.cu): zlib streams of byte segments, checked with zlib's
+/* Device deflate (ext.deflate, codec/cuda/deflate.cu): zlib streams of byte segments, checked with zlib's
  * own inflate.
  *
  * Segments: all zeros, one repeated non-zero byte, runs of 0x00 / 0xFF with short literal stretches, the
@@ -13,7 +13,7 @@
  * 0..3 bytes, a first segment offset), and dst bytes outside the segments and the source stay as they
  * were. Sizes against zlib's compress2 level 1 and the device time are printed for information only.
  * Without a CUDA device it prints "SKIP: ..." and exits 0. */
-#include "backend/backend.h"
+#include "ops/backend.h"
 #include "core/tensor.h"
 #include "harness.h"
 #include "cuda_test.h"

@@ -8,10 +8,10 @@
  * In fp32 the intermediates (encoder features, logits, refiner delta) are compared too, so a mismatch
  * points at a stage, and a second run must reproduce the first bit for bit.
  * Skips cleanly (exit 0) without a CUDA device or without the fixture. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "harness.h"
 #include "cuda_test.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
  * Also: fused vs unfused attention, graph capture replay (bitwise equal to eager), determinism of
  * conv/groupnorm (bitwise equal across runs), peak-memory and timer hooks.
  * Without a GPU (or without CUDA in the build) it prints "SKIP: ..." and exits 77 (ctest: skipped). */
-#include "backend/backend.h"
+#include "ops/backend.h"
 #include "harness.h"
 #include "ops/ops.h"
 

@@ -8,8 +8,9 @@
  * Frames: upscaled 300×200 (chunk tail of 8 rows), the model size 128×128, and 333×77.
  * Skips cleanly (exit 0) without a CUDA device. */
 #include "ckey.h"
-#include "backend/backend.h"
+#include "ops/backend.h"
 #include "core/tensor.h"
+#include "engine/ctx.h" /* ck_passes_mem: the blocks behind the passes */
 #include "harness.h"
 #include "cuda_test.h"
 #include "pxr24_ref.h"
@@ -96,12 +97,12 @@ static void check_chunks_only(ck_ctx *enc, const ck_image *rgb, const ck_image *
     ck_passes pc = {0};
     pc.chunks_only = 1;
     /* sized ahead (as pipelines do on their reader threads): keying then allocates nothing */
-    CHECK(ck_passes_reserve(enc, &pc, w, h) == CK_OK && pc.block && pc.chunk_block && pc.comp && !pc.alpha);
-    if (!pc.block) return;
-    void *blk = pc.block, *cblk = pc.chunk_block;
-    memset(pc.block, 0xA5, pc.block_bytes);
+    CHECK(ck_passes_reserve(enc, &pc, w, h) == CK_OK && pc.mem && pc.mem->block && pc.mem->chunk_block && pc.comp && !pc.alpha);
+    if (!pc.mem || !pc.mem->block) return;
+    void *blk = pc.mem->block, *cblk = pc.mem->chunk_block;
+    memset(pc.mem->block, 0xA5, pc.mem->block_bytes);
     CHECK_MSG(ck_key_passes(enc, rgb, hint, &pc) == CK_OK, "%s", ck_ctx_last_error(enc));
-    CHECK_MSG(pc.block == blk && pc.chunk_block == cblk, "%dx%d: ck_key_passes kept the reserved blocks", w, h);
+    CHECK_MSG(pc.mem->block == blk && pc.mem->chunk_block == cblk, "%dx%d: ck_key_passes kept the reserved blocks", w, h);
     CHECK(pc.exr_chunks == n && !memcmp(pc.chunk_bytes, pe->chunk_bytes, sizeof(int32_t) * 3 * n));
     size_t total = 0;
     for (int i = 0; i < 3 * n; i++) total += (size_t)pe->chunk_bytes[i];
@@ -113,7 +114,7 @@ static void check_chunks_only(ck_ctx *enc, const ck_image *rgb, const ck_image *
     const int halves = pc.alpha && pc.fg && pc.processed;
     CHECK_MSG(halves == (stored > 0) && (halves || (!pc.alpha && !pc.fg && !pc.processed)),
               "%dx%d: halves present exactly when a chunk is stored (%d stored)", w, h, stored);
-    CHECK(halves || pc.block_bytes < pe->block_bytes);
+    CHECK(halves || pc.mem->block_bytes < pe->mem->block_bytes);
     for (int p = 0; p < 3; p++) {
         for (int c = 0; c < n && halves; c++) {
             const int    y0 = c * 16, y1 = y0 + 16 < h ? y0 + 16 : h;
@@ -143,7 +144,7 @@ static void check_chunks_only(ck_ctx *enc, const ck_image *rgb, const ck_image *
     if (!ok) g_failures++;
     printf("%-6s %dx%d chunks_only: %d of %d chunks stored, halves %s (%zu of %zu block bytes), stored rows "
            "downloaded (%s), the others not (%s), EXR files equal the full passes' (%s)\n",
-           ok ? "OK" : "NOT OK", w, h, stored, 3 * n, halves ? "present" : "absent", pc.block_bytes, pe->block_bytes,
+           ok ? "OK" : "NOT OK", w, h, stored, 3 * n, halves ? "present" : "absent", pc.mem->block_bytes, pe->mem->block_bytes,
            rows_ok ? "yes" : "NO", untouched ? "yes" : "NO", files_ok ? "yes" : "NO");
     ck_passes_free(enc, &pc);
 }

@@ -14,11 +14,11 @@
  * carry guard bytes that must survive, and outputs start as 0xFF so that an element never written
  * fails. Two frames take the exact area of one of their components as the threshold (`>=` itself).
  * Without a CUDA device it prints "SKIP: ..." and exits 0. */
-#include "backend/backend.h"
+#include "ops/backend.h"
 #include "core/tensor.h"
 #include "harness.h"
 #include "cuda_test.h"
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -5,10 +5,10 @@
  * Each frame is pre-processed twice with a forward in between (the buffers can share the activation
  * arena with the forward). A hint of another size than the frame takes the host path; checked too.
  * Skips cleanly (exit 0) without a CUDA device or without the fixture. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "harness.h"
 #include "cuda_test.h"
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <math.h>
 #include <stdlib.h>

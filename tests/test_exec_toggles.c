@@ -5,9 +5,9 @@
  *    dilation: every band reads its neighbours' rows) and of 40 rows (a partial last band), and without
  *    the refiner;
  *  - the unfused decoder (fused_decode off: heads one after the other) equals the fused one. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "harness.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,8 +11,8 @@
  * Set CK_FRAME_OPS_BENCH=1 to also time the 4K frame path (3840x2160 <-> 2048).
  */
 #include "harness.h"
-#include "io/npy.h"
-#include "pipeline/frame_ops.h"
+#include "ckey_io.h"
+#include "frame/frame_ops.h"
 
 #include <stdint.h>
 #include <time.h>

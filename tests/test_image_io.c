@@ -14,7 +14,7 @@
 
 #include <zlib.h>
 #include "io/image.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
-/* Key scores and agreement (pipeline/metrics.c) on hand-computed cases: every metric, an empty edge band,
+/* Key scores and agreement (src/qa/metrics.c) on hand-computed cases: every metric, an empty edge band,
  * pooling over several adds, NaN propagation, identical outputs (PSNR inf) and empty inputs. */
 #include "harness.h"
-#include "pipeline/metrics.h"
+#include "ckey_qa.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) <= 1e-12)
 

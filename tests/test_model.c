@@ -1,9 +1,9 @@
 /* Stage-by-stage parity of the CPU engine against PyTorch fp32 (TF32 off) fixtures written by
  * tools/reference/make_fixtures.py for the tiny configuration, in both checkpoint formats.
  * Fixtures are NCHW; the engine is NHWC. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "harness.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * zero. Exact ops (copies, max, zero, convert) must match exactly, with everything outside the written
  * region untouched; arithmetic ones within float32 rounding (atol 1e-5 on values of order 1). Shapes are
  * small and odd (C not a multiple of 4 or 8, partial windows of tiles, batches of two). */
-#include "backend/backend.h"
+#include "ops/backend.h"
 #include "harness.h"
 #include "ops/ops.h"
 

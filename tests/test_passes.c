@@ -4,6 +4,7 @@
  * bad arguments are refused. (The device path is checked against this one by test_cuda_postprocess.) */
 #include "ckey.h"
 #include "core/tensor.h"
+#include "engine/ctx.h" /* ck_passes_mem: the blocks behind the passes */
 #include "harness.h"
 
 #include <math.h>
@@ -55,7 +56,7 @@ int main(void) {
         CHECK(!ck_ctx_postprocess_on_device(ctx));
         ck_passes   pv      = {0};
         /* CPU: nothing to warm up, nothing to reserve ahead (the host path sizes the passes itself) */
-        CHECK(ck_ctx_warmup(ctx) == CK_OK && ck_passes_reserve(ctx, &pv, 200, 150) == CK_OK && !pv.block);
+        CHECK(ck_ctx_warmup(ctx) == CK_OK && ck_passes_reserve(ctx, &pv, 200, 150) == CK_OK && !pv.mem);
         CHECK(ck_passes_reserve(ctx, &pv, 0, 150) == CK_STATUS_EINVAL);
         const int   sizes[3][2] = {{200, 150}, {97, 131}, {260, 190}};
         void       *first_block = NULL;
@@ -66,9 +67,9 @@ int main(void) {
             ck_result res = {0};
             CHECK_MSG(ck_key_image(ctx, &rgb, &hint, &res) == CK_OK, "%s", ck_ctx_last_error(ctx));
             CHECK_MSG(ck_key_passes(ctx, &rgb, &hint, &pv) == CK_OK, "%s", ck_ctx_last_error(ctx));
-            CHECK(pv.width == w && pv.height == h && !pv.pinned && (pv.comp != NULL) == comp);
-            if (k == 0) first_block = pv.block;
-            if (k == 1) CHECK_MSG(pv.block == first_block, "a smaller frame reuses the block");
+            CHECK(pv.width == w && pv.height == h && !ck_passes_pinned(&pv) && (pv.comp != NULL) == comp);
+            if (k == 0) first_block = pv.mem->block;
+            if (k == 1) CHECK_MSG(pv.mem->block == first_block, "a smaller frame reuses the block");
             if (res.alpha.data && pv.alpha) {
                 const size_t d = compare(&pv, &res);
                 g_checks++;
@@ -93,7 +94,7 @@ int main(void) {
         CHECK(ck_key_passes(ctx, &rgb, &hint, &pv) != CK_OK);
         free(rgb.data), free(hint.data);
         ck_passes_free(ctx, &pv);
-        CHECK(pv.block == NULL);
+        CHECK(pv.mem == NULL);
         ck_ctx_free(ctx);
     }
     return test_summary();

@@ -1,10 +1,10 @@
-/* Synthetic plates (pipeline/plates.c): deterministic by (seed, index) and independent of the thread count;
+/* Synthetic plates (src/qa/plates.c): deterministic by (seed, index) and independent of the thread count;
  * truth consistent with the composite (re-compositing truth fg/alpha over the screen gives the plate, exactly
  * without noise and within the noise bound with it); values in range; a non-empty edge band; the hint is the
  * 8× area-down / bilinear-up sample of the truth, eroded/dilated as asked (checked against direct loops). */
 #include "harness.h"
-#include "pipeline/frame_ops.h"
-#include "pipeline/plates.h"
+#include "frame/frame_ops.h"
+#include "ckey_qa.h"
 
 #include <omp.h>
 #include <stdint.h>

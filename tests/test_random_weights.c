@@ -2,7 +2,7 @@
  * tensors of the committed tiny fixture; Hiera-B+ has the CorridorKey architecture and the documented
  * distributions; generation and a forward through ck_ctx_init are deterministic and finite. */
 #include "harness.h"
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "model/random_weights.h"
 
 #include <math.h>

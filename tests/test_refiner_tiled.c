@@ -3,9 +3,9 @@
  * statistics from one untiled pass (bit for bit) or gathered tile by tile with tile-sized memory (within
  * float rounding: delta = 10·delta_raw ≤ 1e-5, the issue's bound). Without a halo the result must
  * differ, which shows the comparison can fail. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "harness.h"
-#include "io/npy.h"
+#include "ckey_io.h"
 
 #include <stdlib.h>
 #include <string.h>

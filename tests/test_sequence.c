@@ -3,7 +3,7 @@
  * an uninterrupted one, and mismatched frame/hint counts are an error that writes nothing. */
 #include "harness.h"
 #include "io/image.h"
-#include "io/sequence.h"
+#include "ckey_io.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* Tiled keying: tile origins, blend weights (normalized sum 1, border sides weight 1), one tile equal to
  * the full frame, the hint-driven skip rules, and a multi-tile run on the tiny model. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "harness.h"
-#include "io/npy.h"
-#include "pipeline/tiling.h"
+#include "ckey_io.h"
+#include "frame/tiling.h"
 
 #include <stdlib.h>
 #include <string.h>

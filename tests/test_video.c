@@ -10,8 +10,6 @@ int main(void) {
 }
 #else
 #include "io/image.h"
-#include "io/npy.h"
-#include "io/video.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,7 +16,7 @@ int main(void) {
 #else
 #include "core/tensor.h"
 #include "io/image.h"
-#include "io/video.h"
+#include "ckey_io.h"
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>

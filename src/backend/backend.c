@@ -1,5 +1,5 @@
 /* What every backend shares: the completeness check of the op table and the failure record. */
-#include "backend/backend.h"
+#include "ops/backend.h"
 
 #include <stdarg.h>
 #include <stdio.h>

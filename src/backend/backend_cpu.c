@@ -1,5 +1,5 @@
 /* CPU backend: host memory (64-byte aligned), no-op transfers, and the reference kernels. */
-#include "backend/backend.h"
+#include "ops/backend.h"
 #include "ops/cpu/ops_cpu.h"
 
 #include <omp.h>

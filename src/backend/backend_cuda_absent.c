@@ -1,5 +1,5 @@
 /* Backend factory for builds without CUDA: asking for the GPU is a clear error, never a crash. */
-#include "backend/backend.h"
+#include "ops/backend.h"
 
 #include <stdio.h>
 

@@ -27,11 +27,6 @@ void ck__assert_fail(const char *file, int line, const char *func, const char *e
 #define CK_LOG_INFO(...) ck__log(CK_LOG_INFO, __VA_ARGS__)
 #define CK_LOG_DBG(...)  ck__log(CK_LOG_DEBUG, __VA_ARGS__)
 
-/* A message buffer that functions fill on failure; callers pass it up to the API. */
-typedef struct ck_err {
-    char msg[512];
-} ck_err;
-
 /* Formats into err (if non-NULL), logs at ERROR and returns st. */
 ck_status ck__fail(ck_err *err, ck_status st, const char *fmt, ...) CK_PRINTF(3, 4);
 

@@ -33,6 +33,13 @@ void ck__log(ck_log_level level, const char *fmt, ...) {
     va_end(ap);
 }
 
+void ck_log(ck_log_level level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_v(level, fmt, ap);
+    va_end(ap);
+}
+
 ck_status ck__fail(ck_err *err, ck_status st, const char *fmt, ...) {
     char    buf[512];
     va_list ap;

@@ -4,12 +4,8 @@
  * cancelled. The reader callback runs on one thread in frame order for a video and on several for a folder;
  * write on several threads; ordered and done are serialized; events are sent under the shot's lock. */
 #include "shot_int.h"
-#include "io/image.h"
-#include "io/sequence.h"
-#ifdef CK_HAVE_FFMPEG
-#include "io/video.h"
-#endif
-#include "pipeline/frame_ops.h"
+#include "io/image.h" /* ckey_io.h */
+#include "frame/frame_ops.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -294,7 +290,7 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
     }
     ck_status st = CK_OK;
     /* the plate may fill three quarters of the block, so that a hint of its size fits after it */
-    if (!rgb.data) st = ck__shot_read_plate(ipath, o->input_is_linear, fr->in_block, fr->in_floats / 4 * 3, &rgb, &err);
+    if (!rgb.data) st = ck_shot_read_plate(ipath, o->input_is_linear, fr->in_block, fr->in_floats / 4 * 3, &rgb, &err);
     /* the hint's place in the block, right after the plate */
     const size_t px        = (size_t)rgb.width * rgb.height;
     float       *hint_buf  = st == CK_OK && rgb.data == fr->in_block ? fr->in_block + 3 * px : NULL;
@@ -302,7 +298,7 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
     if (st == CK_OK && hint.data) {
         /* from the hint video */
     } else if (st == CK_OK && hpath) {
-        st = ck__shot_read_hint(hpath, hint_buf, hint_room, &hint, &err);
+        st = ck_shot_read_hint(hpath, hint_buf, hint_room, &hint, &err);
     } else if (st == CK_OK) { /* no hint: the automatic chroma-difference fallback */
         int blue = 0;
         hint     = (ck_image){rgb.width, rgb.height, 1, hint_room >= px ? hint_buf : malloc(sizeof(float) * px)};
@@ -330,7 +326,7 @@ static int frame_read(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
 static int frame_write(void *user, ck_pipe_frame *fr, char *emsg, size_t n) {
     ck_shot        *s   = user;
     ck_err          err = {{0}};
-    const ck_status st  = ck__shot_write_passes(s->o.out, fr->stem, s->comp, s->o.exr, &fr->passes, &err);
+    const ck_status st  = ck_shot_write_passes(s->o.out, fr->stem, s->comp, s->o.exr, &fr->passes, &err);
     if (st == CK_OK) return 1;
     note_status(s, st);
     snprintf(emsg, n, "%s: could not write the output passes", fr->stem);

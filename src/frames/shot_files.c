@@ -3,7 +3,7 @@
  * that dead processes left, folders. Used by shot.c; depends on io/ only. */
 #include "shot_int.h"
 #include "io/image.h"
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -45,7 +45,7 @@ void ck_shot_file_stem(char *out, size_t n, const char *path) {
 
 /* An RGB file's decoded buffer becomes the plate itself (converted in place for EXR): a 4K frame is 100 MB,
  * and a copy per frame costs as much memory traffic as the decoding. */
-ck_status ck__shot_read_plate(const char *path, int input_is_linear, float *buf, size_t cap, ck_image *rgb,
+ck_status ck_shot_read_plate(const char *path, int input_is_linear, float *buf, size_t cap, ck_image *rgb,
                               ck_err *err) {
     ck_image  raw;
     ck_status st = ck_image_read_into(path, &raw, buf, cap, NULL, err);
@@ -76,7 +76,7 @@ ck_status ck__shot_read_plate(const char *path, int input_is_linear, float *buf,
 }
 
 /* The hint is the file's first channel (a 1-channel file as decoded). */
-ck_status ck__shot_read_hint(const char *path, float *buf, size_t cap, ck_image *hint, ck_err *err) {
+ck_status ck_shot_read_hint(const char *path, float *buf, size_t cap, ck_image *hint, ck_err *err) {
     ck_image  raw;
     ck_status st = ck_image_read_into(path, &raw, buf, cap, NULL, err);
     if (st != CK_OK) return st;
@@ -130,7 +130,7 @@ static void pass_paths(pass_out *passes, int npass, const char *out, const char 
 
 /* Phase 1 writes each pass into a hidden temporary file, phase 2 renames all. A failure in phase 1 removes
  * what was written, so the output folder never holds a partial set. */
-ck_status ck__shot_write_passes(const char *out, const char *stem, int comp, ck_exr_compression exr,
+ck_status ck_shot_write_passes(const char *out, const char *stem, int comp, ck_exr_compression exr,
                                 const ck_passes *pv, ck_err *err) {
     pass_out  passes[4];
     const int npass = init_passes(passes, comp, pv);

@@ -17,16 +17,7 @@
 
 /* ---- shot_files.c ---- */
 
-/* The plate as 3-channel floats following CorridorKey's CLI conventions (grey replicated, alpha dropped;
- * linear files clamped at 0 and, unless input_is_linear, sRGB-encoded). Decoded into buf (cap floats; NULL for
- * none) when it fits, then ->data may be buf (the caller's); otherwise malloc'd. */
-ck_status ck__shot_read_plate(const char *path, int input_is_linear, float *buf, size_t cap, ck_image *rgb, ck_err *err);
-/* The hint: the file's first channel, the same way into buf or malloc'd. */
-ck_status ck__shot_read_hint(const char *path, float *buf, size_t cap, ck_image *hint, ck_err *err);
-/* Every pass of one frame into out, atomically as a set (comp: the Comp pass too; exr: the EXR passes'
- * compression, the device's PXR24 chunks written as given). The message in err on failure. */
-ck_status ck__shot_write_passes(const char *out, const char *stem, int comp, ck_exr_compression exr,
-                                const ck_passes *pv, ck_err *err);
+/* ck_shot_read_plate, ck_shot_read_hint, ck_shot_write_passes: include/ckey_shot.h */
 int       ck__shot_is_dir(const char *path);
 int       ck__shot_is_file(const char *path);
 

@@ -7,11 +7,7 @@
  * (ck__shot_video_meta). Without FFmpeg every call reports CK_STATUS_EUNSUPPORTED. Depends on io/ only. */
 #include "shot_int.h"
 #include "core/tensor.h"
-#include "io/image.h"
-#include "io/sequence.h"
-#ifdef CK_HAVE_FFMPEG
-#include "io/video.h"
-#endif
+#include "io/image.h" /* ckey_io.h */
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "io/image.h"
+#include "core/tensor.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -363,3 +364,5 @@ ck_status ck_write_atomic(const char *path, ck_write_fn fn, const void *ctx, ck_
     free(tmp);
     return st;
 }
+
+float ck_half_to_float(uint16_t h) { return ck_f16_to_f32(h); }

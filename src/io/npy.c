@@ -1,5 +1,6 @@
 /* .npy v1/v2 files holding little-endian float arrays in C order. */
-#include "io/npy.h"
+#include "ckey_io.h"
+#include "core/check.h"
 #include "core/tensor.h"
 
 #include <stdio.h>

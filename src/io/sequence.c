@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* qsort_r */
 /* Frame-sequence folders (see sequence.h). */
-#include "io/sequence.h"
+#include "ckey_io.h"
+#include "core/check.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -1,5 +1,6 @@
 /* Video decode/encode with FFmpeg's libraries (see video.h). */
-#include "io/video.h"
+#include "ckey_io.h"
+#include "core/check.h"
 #include "io/image.h"
 
 #include <libavcodec/avcodec.h>

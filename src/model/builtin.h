@@ -10,15 +10,9 @@
 
 #include "io/checkpoint.h"
 
-#define CK_BUILTIN_SPEC "builtin:small"
-/* What the CLI says, once, when it falls back to the built-in model. */
-#define CK_BUILTIN_NOTE "built-in small keyer (no checkpoint configured); for CorridorKey quality use CorridorKey.pth"
+/* CK_BUILTIN_SPEC, ck_builtin_is_spec, ck_builtin_train_size: ckey.h */
 
-/* 1 when `path` is "builtin" or "builtin:small". */
-int       ck_builtin_is_spec(const char *path);
 /* Opens the embedded safetensors (read in place: nothing is copied or freed). */
 ck_status ck_builtin_checkpoint(ck_checkpoint *ck, ck_err *err);
-/* The model size the built-in model was trained at (its metadata "train_size"). */
-int       ck_builtin_train_size(void);
 
 #endif

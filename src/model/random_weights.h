@@ -19,8 +19,7 @@
 
 #define CK_RANDOM_PREFIX "random:"
 
-/* 1 when `path` starts with "random:". */
-int ck_random_weights_is_spec(const char *path);
+/* ck_random_weights_is_spec: ckey.h */
 
 /* Fills ck from "random:<config>" (config: base_plus or tiny). The tensors live in one anonymous
  * read-only mapping owned by ck (owns_map), released by ck_checkpoint_close. Metadata: head_dim.

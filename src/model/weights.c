@@ -7,7 +7,7 @@
  * to rounding, model_spec §4), classifiers made block-diagonal, 1×1 convs viewed as linears.
  * On the CPU, tensors that need no transformation point straight into the checkpoint's in-memory copy of the file. */
 #include "model/model.h"
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
 #ifndef CK_OPS_H
 #define CK_OPS_H
 
-#include "backend/backend.h"
+#include "ops/backend.h"
 #include "core/arena.h"
 
 #include <stdio.h>

@@ -2,7 +2,7 @@
  *
  * An op is a backend function `void f(ck_backend *be, <parameters>)`. CK_OP_PARAMS_<name> is its
  * parameter list after `be`, written once, below what the op computes. Generated from it: the slot type
- * ck_op_<name>_fn and the slot be-><name> (backend/backend.h), the kernels' prototypes ck_<name>_cpu
+ * ck_op_<name>_fn and the slot be-><name> (ops/backend.h), the kernels' prototypes ck_<name>_cpu
  * (ops/cpu/ops_cpu.h) and ck_<name>_cuda (ops/cuda/ops_cuda.h), and the wrappers' prototypes ck_<name>
  * (ops/ops.h, `ck_exec *ex` in place of `be`; conv2d's is ck_conv2d_pad). Kernel and wrapper definitions
  * are written out; the compiler checks each against its generated prototype.

@@ -1,4 +1,4 @@
-/* Checkpoint load time: ck_checkpoint_open plus one pass over every tensor's bytes (what the weight loader
+/* Checkpoint load time: reading the file (ck_bench_checkpoint_read) plus one pass over every tensor's bytes (what the weight loader
  * does), with the file in the page cache (warm) and dropped from it first (cold, posix_fadvise DONTNEED),
  * and the whole CPU context set-up (ck_ctx_init, fp32: the weights used in place) on a warm cache.
  *
@@ -10,8 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ckey.h"
-#include "io/checkpoint.h"
-#include "model/random_weights.h"
+#include "ckey_bench.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -47,23 +46,12 @@ static void drop_cache(const char *path) {
 
 /* open + a pass over every tensor byte; returns the sum so the pass cannot be optimized away */
 static unsigned long long open_and_touch(const char *path, double *open_ms, double *touch_ms) {
-    ck_checkpoint ck;
-    ck_err        err = {{0}};
-    double        t0  = now_ms();
-    if (ck_checkpoint_open(&ck, path, &err) != CK_OK) {
+    ck_err             err = {{0}};
+    unsigned long long sum = 0;
+    if (ck_bench_checkpoint_read(path, open_ms, touch_ms, &sum, &err) != CK_OK) {
         fprintf(stderr, "%s\n", err.msg);
         exit(1);
     }
-    double             t1  = now_ms();
-    unsigned long long sum = 0;
-    for (int i = 0; i < ck.n_tensors; i++) {
-        const unsigned char *p = ck.tensors[i].data;
-        for (size_t k = 0; k < ck.tensors[i].nbytes; k += 64) sum += p[k]; /* one read per cache line */
-    }
-    double t2 = now_ms();
-    ck_checkpoint_close(&ck);
-    *open_ms  = t1 - t0;
-    *touch_ms = t2 - t1;
     return sum;
 }
 
@@ -76,14 +64,11 @@ int main(int argc, char **argv) {
     const int   runs = argc > 2 ? atoi(argv[2]) : 5;
     struct stat sb;
     if (stat(path, &sb) != 0) {
-        ck_checkpoint ck;
-        ck_err        err = {{0}};
-        if (ck_random_checkpoint(&ck, "random:base_plus", &err) != CK_OK ||
-            ck_safetensors_write(path, ck.tensors, ck.n_tensors, NULL, 0, &err) != CK_OK) {
+        ck_err err = {{0}};
+        if (ck_checkpoint_write_safetensors("random:base_plus", path, &err) != CK_OK) {
             fprintf(stderr, "%s\n", err.msg);
             return 1;
         }
-        ck_checkpoint_close(&ck);
         stat(path, &sb);
     }
     printf("%s: %.1f MB\n", path, (double)sb.st_size / 1e6);

@@ -5,7 +5,7 @@
  *
  * Sweeps (--sweep ablation|key|full|isolate, definitions in sweep.h): for each resolution (outer loop)
  * every configuration of the toggles, then the tiled rows; each row on a fresh context. One timed run
- * is one frame: ck__ctx_preprocess (where gpu_preprocess says) + ck__ctx_compute + device sync, so the
+ * is one frame: ck_bench_preprocess (where gpu_preprocess says) + ck_bench_compute + device sync, so the
  * pre-processing is timed in every row. Tiled rows time ck_key_image per frame. Peak memory: the
  * context's device peak on CUDA; on the CPU each row runs in its own child process and its peak RSS is
  * reported (the only honest per-row figure for host memory, which never shrinks within a process).
@@ -13,11 +13,9 @@
  * Median rule: the middle element of the sorted times for odd counts, the mean of the two middle
  * elements for even counts. p95: the element at index ceil(0.95·n) − 1 of the sorted times. */
 #include "ckey.h"
+#include "ckey_bench.h"
+#include "ckey_io.h"
 #include "cli.h"
-#include "ctx.h"
-#include "io/npy.h"
-#include "ops/ops.h"
-#include "pipeline/tiling.h"
 #include "sweep.h"
 #include "cmd_opts.h"
 #include "options.h"
@@ -75,17 +73,9 @@ static void usage_bench(FILE *f) {
 }
 
 static double time_compute(ck_ctx *ctx, int n) {
-    ck_backend *be = ctx->be;
-    if (be->ext.timer_mark) {
-        be->ext.timer_mark(be, 0);
-        ck__ctx_compute_n(ctx, n);
-        be->ext.timer_mark(be, 1);
-        return be->ext.timer_elapsed_ms(be);
-    }
-    double t0 = now_ms();
-    ck__ctx_compute_n(ctx, n);
-    be->synchronize(be);
-    return now_ms() - t0;
+    ck_bench_timer_start(ctx);
+    ck_bench_compute(ctx, n);
+    return ck_bench_timer_ms(ctx);
 }
 
 /* bench_opts: cmd_opts.h */
@@ -138,30 +128,22 @@ static int read_input(const char *path, int S, float *x) {
 
 /* --dump-intermediates: the kept tensors of the last forward as float32 .npy files (NHWC). */
 static int dump_intermediates(ck_ctx *ctx, const char *dir) {
-    const ck_model_out *m        = &ctx->last;
-    const ck_tensor    *t[7]     = {&m->f[0], &m->f[1], &m->f[2], &m->f[3], &m->logits, &m->logits_up, &m->delta_raw};
-    static const char  *name[7]  = {"f1", "f2", "f3", "f4", "logits", "logits_up", "delta_raw"};
-    for (int i = 0; i < 7; i++) {
-        if (!t[i]->data) continue; /* not kept (no refiner, say) */
-        const size_t n   = (size_t)ck_tensor_numel(t[i]);
-        float       *out = malloc(n * sizeof(float));
-        void        *raw = malloc(ck_tensor_nbytes(t[i]));
-        if (!out || !raw) {
-            fprintf(stderr, "ckey: out of memory for %s\n", name[i]);
-            free(out), free(raw);
+    const char *name;
+    for (int i = 0; (name = ck_bench_intermediate_name(i)) != NULL; i++) {
+        float    *out = NULL;
+        int       ndim = 0;
+        int64_t   shape[8];
+        ck_status st = ck_bench_intermediate(ctx, name, &out, &ndim, shape);
+        if (st == CK_STATUS_EMISSING) continue; /* not kept (no refiner, say) */
+        if (st != CK_OK) {
+            fprintf(stderr, "ckey: %s: %s\n", name, ck_ctx_last_error(ctx));
             return 0;
         }
-        ctx->be->download(ctx->be, raw, t[i]->data, ck_tensor_nbytes(t[i]));
-        for (size_t k = 0; k < n; k++) {
-            if (t[i]->dtype == CK_DTYPE_BF16) out[k] = ck_bf16_to_f32(((const uint16_t *)raw)[k]);
-            else if (t[i]->dtype == CK_DTYPE_F16) out[k] = ck_f16_to_f32(((const uint16_t *)raw)[k]);
-            else out[k] = ((const float *)raw)[k];
-        }
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s.npy", dir, name[i]);
-        ck_err    err = {{0}};
-        ck_status st  = ck_npy_write(path, out, t[i]->ndim, t[i]->shape, &err);
-        free(out), free(raw);
+        snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+        ck_err err = {{0}};
+        st         = ck_npy_write(path, out, ndim, shape, &err);
+        free(out);
         if (st != CK_OK) return 0; /* logged by the writer */
     }
     return 1;
@@ -205,16 +187,16 @@ static int bench_single(const bench_opts *o) {
     for (int i = 0; i < warmup; i++) ck_run_network_batch(ctx, nb, x, alpha, NULL);
     for (int i = 0; i < runs; i++) {
         double t1 = now_ms();
-        ck__ctx_upload_n(ctx, nb);
+        ck_bench_upload(ctx, nb);
         t[i] = time_compute(ctx, nb);
-        ck__ctx_download_n(ctx, nb);
+        ck_bench_download(ctx, nb);
         e2e[i] = now_ms() - t1;
     }
     if (o->profile) { /* separate pass: synchronizing per op would distort the timings above */
-        ck_ops_profile_enable(1);
-        for (int i = 0; i < runs; i++) ck__ctx_compute_n(ctx, nb);
-        ck_ops_profile_report(stderr, runs);
-        ck_ops_profile_enable(0);
+        ck_bench_profile(1);
+        for (int i = 0; i < runs; i++) ck_bench_compute(ctx, nb);
+        ck_bench_profile_report(stderr, runs);
+        ck_bench_profile(0);
     }
     double mn = ck_sweep_min(t, runs);
     double med = ck_cli_median(t, runs), p95 = ck_cli_p95(t, runs), e2e_med = ck_cli_median(e2e, runs);
@@ -244,16 +226,16 @@ static int bench_single(const bench_opts *o) {
            "\"min_ms\": %.3f, \"p95_ms\": %.3f, \"e2e_median_ms\": %.3f, "
            "\"activation_mib\": %.1f, \"weights_mib\": %.1f, \"device_peak_mib\": %.1f, \"peak_rss_mib\": %.1f, "
            "%s\"alpha_center\": %.6f, \"checkpoint\": \"%s\"}\n",
-           S, ck_ctx_device_name(ctx), ck_dtype_name(ctx->be->act_dtype), pp->fused_attention, pp->pad64, pp->cuda_graph,
+           S, ck_ctx_device_name(ctx), ck_ctx_precision_name(ctx), pp->fused_attention, pp->pad64, pp->cuda_graph,
            pp->stage_gc, !pp->keep_intermediates, warmup, runs, nb, pp->tile, pp->tile_overlap, first, med, med / nb, mn,
            p95, e2e_med,
            ck_ctx_activation_bytes(ctx) / 1048576.0, ck_ctx_weight_bytes(ctx) / 1048576.0,
            ck_ctx_device_peak_bytes(ctx) / 1048576.0, ru.ru_maxrss / 1024.0, frame_json,
-           (double)ctx->host_out[((size_t)S * S / 2 + S / 2) * 4], o->ckpt);
+           (double)ck_bench_output(ctx)[((size_t)S * S / 2 + S / 2) * 4], o->ckpt);
     if (o->dump) {
         ck_err        err      = {{0}};
         const int64_t shape[3] = {S, S, 4};
-        if (ck_npy_write(o->dump, ctx->host_out, 3, shape, &err) != CK_OK) return 1;
+        if (ck_npy_write(o->dump, ck_bench_output(ctx), 3, shape, &err) != CK_OK) return 1;
     }
     if (o->dump_inter && !dump_intermediates(ctx, o->dump_inter)) return 1;
     free(e2e);
@@ -296,32 +278,20 @@ static int make_frame(int n, ck_image *rgb, ck_image *hint) { return make_frame_
 
 /* One frame of a full-frame row: pre-processing + network + device sync (event timers on CUDA). */
 static double full_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_status *st) {
-    ck_backend *be = ctx->be;
-    if (be->ext.timer_mark) {
-        be->ext.timer_mark(be, 0);
-        *st = ck__ctx_preprocess(ctx, rgb, hint);
-        if (*st == CK_OK) *st = ck__ctx_compute(ctx);
-        be->ext.timer_mark(be, 1);
-        return be->ext.timer_elapsed_ms(be);
-    }
-    const double t0 = now_ms();
-    *st = ck__ctx_preprocess(ctx, rgb, hint);
-    if (*st == CK_OK) *st = ck__ctx_compute(ctx);
-    be->synchronize(be);
-    return now_ms() - t0;
+    ck_bench_timer_start(ctx);
+    *st = ck_bench_preprocess(ctx, rgb, hint);
+    if (*st == CK_OK) *st = ck_bench_compute(ctx, 1);
+    return ck_bench_timer_ms(ctx);
 }
 
 /* One frame of a tiled row. On the device, as a full-frame row: the tiles' pre-processing + the batched
  * forwards + the blend + device sync (event timers). Else ck_key_image on the whole frame (wall clock;
  * it ends with the host's finishing). */
 static double tiled_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_status *st) {
-    ck_backend *be = ctx->be;
-    if (ck__tiled_on_device(ctx, rgb->width, rgb->height) && be->ext.timer_mark) {
-        const float *blended = NULL;
-        be->ext.timer_mark(be, 0);
-        *st = ck__key_tiled_device(ctx, rgb, hint, &blended);
-        be->ext.timer_mark(be, 1);
-        return be->ext.timer_elapsed_ms(be);
+    if (ck_bench_tiled_on_device(ctx, rgb->width, rgb->height) && ck_bench_has_device_timer(ctx)) {
+        ck_bench_timer_start(ctx);
+        *st = ck_bench_key_tiled(ctx, rgb, hint);
+        return ck_bench_timer_ms(ctx);
     }
     ck_result    res = {0};
     const double t0  = now_ms();
@@ -353,7 +323,7 @@ static void run_row(const bench_opts *o, unsigned avail, ck_sweep_row *r) {
         snprintf(r->error, sizeof r->error, "%s", ck_ctx_last_error(ctx));
         goto done;
     }
-    snprintf(r->precision, sizeof r->precision, "%s", ck_dtype_name(ctx->be->act_dtype));
+    snprintf(r->precision, sizeof r->precision, "%s", ck_ctx_precision_name(ctx));
     double (*frame)(ck_ctx *, const ck_image *, const ck_image *, ck_status *) = r->tile ? tiled_frame : full_frame;
     ck_status    st = CK_OK;
     const double t0 = now_ms();
@@ -544,10 +514,8 @@ static int bench_sweep(const bench_opts *o) {
         }
         for (int ti = 0; ti < o->n_tiled; ti++, k++) {
             ck_sweep_row *r = &rows[k];
-            int           ox[4096];
             r->res = o->res[ri], r->tile = o->tiled[ti][0], r->overlap = o->tiled[ti][1];
-            const int tw = r->tile < r->res ? r->tile : r->res;
-            const int nt = ck_tile_origins(r->res, tw, r->overlap, ox, 4096);
+            const int nt = ck_bench_tiles_along(r->res, r->tile, r->overlap);
             r->tiles     = nt * nt;
             snprintf(r->label, sizeof r->label, "tiled %d/%d (%d tile%s)", r->tile, r->overlap, r->tiles,
                      r->tiles == 1 ? "" : "s");

@@ -6,6 +6,9 @@
 
 #include <stdio.h>
 
+/* What the CLI says, once, when it falls back to the built-in model (CK_BUILTIN_SPEC). */
+#define CK_CLI_BUILTIN_NOTE "built-in small keyer (no checkpoint configured); for CorridorKey quality use CorridorKey.pth"
+
 int         ck_cli_bench(int argc, char **argv);
 int         ck_cli_doctor(int argc, char **argv);
 /* Fills the device, precision, full frame vs tiles and toggles `ckey doctor` recommends (name "auto");

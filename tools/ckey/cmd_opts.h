@@ -4,8 +4,8 @@
 #define CK_CLI_CMD_OPTS_H
 
 #include "ckey.h"
+#include "ckey_qa.h"
 #include "key.h"
-#include "pipeline/plates.h"
 #include "sweep.h"
 
 #define BENCH_MAX_RES 16

@@ -32,10 +32,7 @@
 #include "cmd_opts.h"
 #include "key.h"
 #include "options.h"
-#include "io/checkpoint.h"
-#include "model/builtin.h"
-#include "model/model.h"
-#include "model/random_weights.h"
+#include "ckey_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,28 +262,20 @@ static void check_checkpoint(ckpt_status *c, const char *given) {
              : got >= 9 && magic[8] == '{'                  ? "safetensors"
                                                             : "unknown");
     ck_set_log(quiet_log, NULL, CK_LOG_ERROR); /* a failure goes into the summary, not onto stderr */
-    ck_checkpoint ck;
-    ck_err        err = {{0}};
-    ck_config     cfg;
-    const ck_status st = c->builtin ? ck_builtin_checkpoint(&ck, &err)
-                         : random   ? ck_random_checkpoint(&ck, path, &err)
-                                    : ck_checkpoint_open(&ck, path, &err);
-    if (random && st == CK_OK) c->size_mib = ck.map_size / MiB;
-    if (st != CK_OK) {
-        snprintf(c->summary, sizeof c->summary, "does not load: %s", err.msg);
+    ck_checkpoint_info ci;
+    ck_checkpoint_inspect(c->builtin ? CK_BUILTIN_SPEC : path, TARGET, &ci);
+    if (random && ci.opened) c->size_mib = ci.bytes / MiB;
+    if (!ci.opened) {
+        snprintf(c->summary, sizeof c->summary, "does not load: %s", ci.message);
+    } else if (!ci.greenformer) {
+        snprintf(c->summary, sizeof c->summary, "%d tensors, not a GreenFormer: %s", ci.n_tensors, ci.message);
     } else {
-        ck_checkpoint_canonicalize(&ck);
-        if (ck_config_from_checkpoint(&cfg, &ck, TARGET, 0, &err) != CK_OK)
-            snprintf(c->summary, sizeof c->summary, "%d tensors, not a GreenFormer: %s", ck.n_tensors, err.msg);
-        else {
-            c->valid = 1;
-            const int bp = cfg.embed_dim == 112 && cfg.num_blocks == 24;
-            snprintf(c->summary, sizeof c->summary,
-                     "%d tensors, Hiera widths %d/%d/%d/%d, %d blocks, head_dim %d, pos grid %d%s", ck.n_tensors,
-                     cfg.stage_dim[0], cfg.stage_dim[1], cfg.stage_dim[2], cfg.stage_dim[3], cfg.num_blocks,
-                     cfg.head_dim, cfg.pos_grid, bp ? ": CorridorKey (Hiera-Base-Plus)" : "");
-        }
-        ck_checkpoint_close(&ck);
+        c->valid = 1;
+        const int bp = ci.embed_dim == 112 && ci.num_blocks == 24;
+        snprintf(c->summary, sizeof c->summary,
+                 "%d tensors, Hiera widths %d/%d/%d/%d, %d blocks, head_dim %d, pos grid %d%s", ci.n_tensors,
+                 ci.stage_dim[0], ci.stage_dim[1], ci.stage_dim[2], ci.stage_dim[3], ci.num_blocks, ci.head_dim,
+                 ci.pos_grid, bp ? ": CorridorKey (Hiera-Base-Plus)" : "");
     }
     ck_set_log(NULL, NULL, CK_LOG_INFO);
 }

@@ -8,7 +8,7 @@
 #include "options.h"
 
 #ifdef CK_HAVE_FFMPEG
-#include "io/video.h"
+#include "ckey_io.h"
 #endif
 
 #include <stdlib.h>

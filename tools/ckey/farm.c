@@ -11,11 +11,7 @@
 #include "farm.h"
 #include "options.h"
 
-#include "io/image.h"
-#include "io/sequence.h"
-#ifdef CK_HAVE_FFMPEG
-#include "io/video.h"
-#endif
+#include "ckey_io.h"
 
 #include <errno.h>
 #include <spawn.h>

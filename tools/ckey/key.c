@@ -3,9 +3,8 @@
  * and size, the frames (--frames, --frame-numbers, --shard), maps SIGINT / SIGTERM to the shot's cancel
  * hook, and reports: the messages, the progress and the NDJSON events (--json). */
 #include "key.h"
-#include "model/builtin.h"
 #include "signals.h"
-#include "io/sequence.h"
+#include "ckey_io.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -226,7 +225,7 @@ static const char *choose_checkpoint(key_opts *o, char *buf, size_t n) {
     if (!ckpt) { /* nothing configured: the built-in keyer, said once */
         static int said; /* once per process: `ckey clip` runs a shot per clip */
         ckpt = CK_BUILTIN_SPEC;
-        if (!o->quiet && !said++) CK_LOG_WARN("%s", CK_BUILTIN_NOTE);
+        if (!o->quiet && !said++) ck_log(CK_LOG_WARN, "%s", CK_CLI_BUILTIN_NOTE);
     }
     if (ck_builtin_is_spec(ckpt) && !o->size_set && !o->p.tile) {
         const int cuda = o->p.device == CK_DEVICE_CUDA || (o->p.device == CK_DEVICE_AUTO && ck_cuda_device_count() > 0);

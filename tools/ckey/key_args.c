@@ -5,8 +5,7 @@
 #include "cli.h"
 #include "key.h"
 #include "options.h"
-#include "io/image.h"
-#include "io/sequence.h"
+#include "ckey_io.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,13 +1,21 @@
 /* The parser over ckey's option table and the option lists of the help texts (options.h). */
 #include "options.h"
 
-#include "core/check.h"
-
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A table entry the parser cannot serve is a bug in ckey: say where, and stop. */
+#define CLI_ASSERT(cond)                                                                                       \
+    do {                                                                                                       \
+        if (!(cond)) {                                                                                         \
+            fprintf(stderr, "ckey: internal error: %s:%d: %s: assertion `%s' failed\n", __FILE__, __LINE__,     \
+                    __func__, #cond);                                                                          \
+            abort();                                                                                           \
+        }                                                                                                      \
+    } while (0)
 
 FILE *ck_opts_errors;
 
@@ -74,7 +82,7 @@ static char *dest_base(const ck_opt *e, ck_cmd cmd, void *own) {
     const ck_cmd_info *ci = &ck_commands[cmd];
     if (e->dest == CK_DEST_OWN) return own;
     const long off = e->dest == CK_DEST_PARAMS ? ci->params_off : ci->plates_off;
-    CK_ASSERT(off >= 0); /* the table gives this entry to a command without that struct */
+    CLI_ASSERT(off >= 0); /* the table gives this entry to a command without that struct */
     return (char *)own + off;
 }
 
@@ -139,7 +147,7 @@ static int store(const ck_opt *e, ck_cmd cmd, void *own, const char *v) {
         }
         break;
     }
-    default: CK_ASSERT(0);
+    default: CLI_ASSERT(0);
     }
     if (count) (*count)++;
     return 1;
@@ -151,7 +159,7 @@ static int is_01(const char *s) { return s && (!strcmp(s, "0") || !strcmp(s, "1"
 
 int ck_opts_parse(ck_cmd cmd, int argc, char **argv, void *own, ck_opt_result *res) {
     const ck_cmd_info *ci = &ck_commands[cmd];
-    CK_ASSERT(ck_options_count <= CK_OPT_MAX);
+    CLI_ASSERT(ck_options_count <= CK_OPT_MAX);
     memset(res, 0, sizeof *res);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];

@@ -1,12 +1,11 @@
-/* `ckey plates`: writes synthetic green-screen plates with exact ground truth (pipeline/plates.h) as files,
+/* `ckey plates`: writes synthetic green-screen plates with exact ground truth (include/ckey_qa.h) as files,
  * in a layout `ckey key --image DIR/Plate --hint DIR/AlphaHint` and `ckey quality --plates DIR` read. */
 #include "ckey.h"
 #include "cli.h"
 #include "cmd_opts.h"
 #include "options.h"
-#include "io/image.h"
-#include "pipeline/frame_ops.h"
-#include "pipeline/plates.h"
+#include "ckey_io.h"
+#include "ckey_qa.h"
 
 #include <errno.h>
 #include <stdio.h>

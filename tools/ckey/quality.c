@@ -1,6 +1,6 @@
-/* `ckey quality`: keys synthetic plates with exact ground truth (pipeline/plates.h) under several engine
+/* `ckey quality`: keys synthetic plates with exact ground truth (include/ckey_qa.h) under several engine
  * configurations and scores each against the truth and against the first configuration
- * (pipeline/metrics.h). Prints Markdown tables; --json/--md write them to files.
+ * (include/ckey_qa.h). Prints Markdown tables; --json/--md write them to files.
  *
  * Configurations run one after the other, each with its own context; plates are generated (or read)
  * again for every configuration rather than kept, so memory stays at one plate plus the first
@@ -8,18 +8,15 @@
 #include "ckey.h"
 #include "cli.h"
 #include "key.h"
-#include "model/builtin.h"
-#include "io/image.h"
-#include "io/sequence.h"
-#include "pipeline/frame_ops.h"
-#include "pipeline/metrics.h"
-#include "pipeline/plates.h"
+#include "ckey_io.h"
+#include "ckey_qa.h"
 #include "cmd_opts.h"
 #include "options.h"
 #include "sweep.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +138,17 @@ static int parse_config(const char *tok, size_t len, const ck_params *base, qcon
 
 /* ---- plates: generated or read ---- */
 
+/* The message through the library's log (as its own failures go), and st. */
+static ck_status fail(ck_status st, const char *fmt, ...) {
+    char    msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ck_log(CK_LOG_ERROR, "%s", msg);
+    return st;
+}
+
 static ck_status read_channels(const char *path, float *dst, int w, int h, int ch, int srgb_from_exr) {
     ck_image  img;
     ck_err    err = {{0}};
@@ -148,7 +156,7 @@ static ck_status read_channels(const char *path, float *dst, int w, int h, int c
     if (st != CK_OK) return st;
     if (img.width != w || img.height != h) {
         ck_image_release(&img);
-        return ck__fail(NULL, CK_STATUS_ESHAPE, "%s is %dx%d, its plate %dx%d", path, img.width, img.height, w, h);
+        return fail(CK_STATUS_ESHAPE, "%s is %dx%d, its plate %dx%d", path, img.width, img.height, w, h);
     }
     const int to_srgb = srgb_from_exr && ck_image_is_linear(path);
     for (size_t i = 0; i < (size_t)w * h; i++)
@@ -195,7 +203,7 @@ static ck_status load_plate(qsource *src, int i, ck_plate *pl) {
     if (pl->width != w || pl->height != h) {
         ck_plate_free(pl);
         if ((st = ck_plate_alloc(pl, w, h)) != CK_OK)
-            return ck__fail(NULL, st, "%s: cannot hold a %dx%d plate", src->plate.paths[i], w, h);
+            return fail(st, "%s: cannot hold a %dx%d plate", src->plate.paths[i], w, h);
     }
     if ((st = read_channels(src->plate.paths[i], pl->rgb, w, h, 3, 1)) != CK_OK) return st;
     if ((st = read_channels(src->hint.paths[i], pl->hint, w, h, 1, 0)) != CK_OK) return st;
@@ -450,7 +458,7 @@ int ck_cli_quality(int argc, char **argv) {
     ck_params  base = q.base;
     if (!ckpt && !(ckpt = default_checkpoint(ckbuf, sizeof ckbuf))) { /* as `ckey key`: the built-in keyer */
         ckpt = CK_BUILTIN_SPEC;
-        CK_LOG_WARN("%s", CK_BUILTIN_NOTE);
+        ck_log(CK_LOG_WARN, "%s", CK_CLI_BUILTIN_NOTE);
     }
     if (ck_builtin_is_spec(ckpt) && !model_size_set) model_size = ck_builtin_train_size();
     base.size = (int)model_size;

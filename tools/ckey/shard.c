@@ -2,7 +2,7 @@
  * Jobs), --frame-numbers A-B (the numbers in the frames' names). Used by `ckey key` (key.c) and the farm
  * commands. */
 #include "cli.h"
-#include "io/sequence.h"
+#include "ckey_io.h"
 
 #include <errno.h>
 #include <stdio.h>

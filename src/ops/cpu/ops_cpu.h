@@ -5,7 +5,7 @@
 #ifndef CK_OPS_CPU_H
 #define CK_OPS_CPU_H
 
-#include "backend/backend.h"
+#include "ops/backend.h"
 
 #include <math.h>
 

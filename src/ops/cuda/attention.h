@@ -33,7 +33,7 @@
 extern "C" {
 #endif
 
-#include "backend/backend.h"
+#include "ops/backend.h"
 
 /* The stream every op of this backend enqueues on. */
 cudaStream_t ck_cuda_stream(ck_backend *be);

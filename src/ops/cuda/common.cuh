@@ -24,7 +24,7 @@
 #include <cuda_runtime.h>
 
 extern "C" {
-#include "backend/backend.h"
+#include "ops/backend.h"
 }
 #include "ops/cuda/ops_cuda.h"
 

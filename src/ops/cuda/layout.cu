@@ -1,6 +1,6 @@
 /* Token re-arrangements on CUDA: attention head/window split (with optional 2×2 q max-pool and head-dim
  * zero padding), the inverse merge, and the 2×2 max-pool. CPU reference ops/cpu/layout.c; semantics in
- * backend/backend.h. Pure data movement: one thread per 16-byte vector of the head dim (or channel)
+ * ops/backend.h. Pure data movement: one thread per 16-byte vector of the head dim (or channel)
  * axis when the sizes allow it (HD = 56 does in every dtype), else per element; 64-bit offsets. */
 #include "ops/cuda/common.cuh"
 

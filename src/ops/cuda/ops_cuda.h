@@ -1,6 +1,6 @@
 /* CUDA backend internals shared by backend_cuda.c (host C) and the kernels in ops/cuda (.cu).
  *
- *     ck_backend *be = ck_backend_cuda_create(&opts, &err);   // backend/backend.h
+ *     ck_backend *be = ck_backend_cuda_create(&opts, &err);   // ops/backend.h
  *     ck_cuda    *cu = ck_cuda_of(be);                        // stream, cuBLAS handles, scratch
  *
  * Rules every op keeps:
@@ -22,7 +22,7 @@
 #ifndef CK_OPS_CUDA_H
 #define CK_OPS_CUDA_H
 
-#include "backend/backend.h"
+#include "ops/backend.h"
 
 #include <cublasLt.h>
 #include <cublas_v2.h>

@@ -4,7 +4,6 @@
 
 #include "cli.h"
 #include "key.h"
-#include "model/builtin.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -187,7 +186,7 @@ int sv_run(serve_opts *o, const char *dir) {
     s->defaults = (sv_settings){p->size, p->tile, p->tile_overlap, p->precision, p->despill, p->despeckle,
                                 p->despeckle_size, p->refiner_scale};
     if (!find_shots(s, dir)) return EXIT_RUNTIME;
-    if (!ckpt) CK_LOG_WARN("%s", CK_BUILTIN_NOTE);
+    if (!ckpt) ck_log(CK_LOG_WARN, "%s", CK_CLI_BUILTIN_NOTE);
 
     unsigned char rnd[32];
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {

@@ -15,7 +15,7 @@
 #define CK_SERVE_H
 
 #include "cmd_opts.h"
-#include "io/sequence.h"
+#include "ckey_io.h"
 #include "serve_req.h"
 
 #include <limits.h>

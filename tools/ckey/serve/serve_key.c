@@ -1,9 +1,9 @@
 /* `ckey serve`: keying one frame in the server and showing it (serve.h).
  *
- * A frame is read as `ckey key` reads it (the shot library's ck__shot_read_plate, ck__shot_read_hint or the
+ * A frame is read as `ckey key` reads it (the shot library's ck_shot_read_plate, ck_shot_read_hint or the
  * automatic hint) and keyed with ck_key_passes on one context, so its passes are the samples `ckey key` writes
  * for the same settings: the EXR halves and the comp's bytes, and, when the context encodes on the device, the
- * same PXR24 chunks (/api/pass writes them with the shot's own writer, ck__shot_write_passes). A new context is made only when the model size, the
+ * same PXR24 chunks (/api/pass writes them with the shot's own writer, ck_shot_write_passes). A new context is made only when the model size, the
  * tiles or the precision change; despill, despeckle and the refiner scale go through
  * ck_ctx_set_frame_params.
  *
@@ -17,10 +17,9 @@
 #define _GNU_SOURCE /* nftw */
 #include "serve.h"
 
-#include "core/tensor.h"
-#include "frames/shot_int.h" /* the shot library's frame reading and pass writing: `ckey key`'s own */
+#include "ckey_io.h"
+#include "ckey_shot.h" /* frame reading and pass writing: `ckey key`'s own */
 #include "key.h"
-#include "pipeline/frame_ops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -126,9 +125,9 @@ static sv_frame *frame_get(sv_keyer *k, int shot, int f, int *fresh, char *why, 
     const double   t0  = now_s();
     if (!fr) return snprintf(why, n, "out of memory"), NULL;
     fr->shot = shot, fr->frame = f, fr->refs = 1;
-    ck_status st = ck__shot_read_plate(sh->frames.paths[f], k->s->o.k.p.input_is_linear, NULL, 0, &fr->rgb, &err);
+    ck_status st = ck_shot_read_plate(sh->frames.paths[f], k->s->o.k.p.input_is_linear, NULL, 0, &fr->rgb, &err);
     if (st == CK_OK && sh->hints.n) {
-        st = ck__shot_read_hint(sh->hints.paths[f], NULL, 0, &fr->hint, &err);
+        st = ck_shot_read_hint(sh->hints.paths[f], NULL, 0, &fr->hint, &err);
     } else if (st == CK_OK) { /* as ckey key without --hint */
         const size_t px = (size_t)fr->rgb.width * fr->rgb.height;
         int          blue;
@@ -179,32 +178,10 @@ static int ensure_ctx(sv_keyer *k, const sv_settings *set, char *why, size_t n) 
     return 1;
 }
 
-/* The passes into one malloc'd block (and one for the encoded chunks), as ck_passes_free frees them. */
+/* The passes into ordinary memory (ck_passes_copy), kept while the keyer's blocks take the next frame. */
 static int copy_passes(const ck_passes *src, ck_passes *dst) {
-    const size_t px = (size_t)src->width * src->height, halves = 8 * px * sizeof(uint16_t);
-    const size_t cb = src->comp ? 3 * px : 0;
     memset(dst, 0, sizeof *dst);
-    dst->width = src->width, dst->height = src->height;
-    dst->block = malloc(halves + cb);
-    if (!dst->block) return 0;
-    dst->block_bytes = halves + cb;
-    dst->alpha = dst->block, dst->fg = dst->alpha + px, dst->processed = dst->fg + 3 * px;
-    memcpy(dst->alpha, src->alpha, px * sizeof(uint16_t));
-    memcpy(dst->fg, src->fg, 3 * px * sizeof(uint16_t));
-    memcpy(dst->processed, src->processed, 4 * px * sizeof(uint16_t));
-    if (cb) dst->comp = (uint8_t *)dst->block + halves, memcpy(dst->comp, src->comp, cb);
-    if (src->exr_chunks > 0) { /* the device's PXR24 chunks: the files must be written from them, as ckey key does */
-        size_t data = 0;
-        for (int i = 0; i < 3 * src->exr_chunks; i++) data += (size_t)src->chunk_bytes[i];
-        const size_t nb = sizeof(int32_t) * 3 * (size_t)src->exr_chunks;
-        dst->chunk_block = malloc(nb + data);
-        if (!dst->chunk_block) return ck_passes_free(NULL, dst), 0;
-        dst->chunk_block_bytes = nb + data;
-        dst->chunk_bytes = dst->chunk_block, dst->chunk_data = (uint8_t *)dst->chunk_block + nb;
-        memcpy(dst->chunk_bytes, src->chunk_bytes, nb), memcpy(dst->chunk_data, src->chunk_data, data);
-        dst->exr_lines = src->exr_lines, dst->exr_chunks = src->exr_chunks;
-    }
-    return 1;
+    return ck_passes_copy(dst, src) == CK_OK;
 }
 
 static void json_settings(FILE *f, const sv_settings *t) {
@@ -359,18 +336,18 @@ static uint8_t *render_view(const sv_server *s, const sv_frame *fr, const ck_pas
             if (is_hint) out[i] = u8r(src->data[i]);
             else if (is_plate)
                 for (int c = 0; c < 3; c++) out[3 * i + c] = u8r(srgb ? ck_linear_to_srgb(src->data[3 * i + c]) : src->data[3 * i + c]);
-            else if (!strcmp(view, "matte")) out[i] = u8r(ck_f16_to_f32(pv->alpha[i]));
+            else if (!strcmp(view, "matte")) out[i] = u8r(ck_half_to_float(pv->alpha[i]));
             else if (!strcmp(view, "comp")) memcpy(out + 3 * i, pv->comp + 3 * i, 3);
             else if (!strcmp(view, "fg")) {
-                const float a = ck_f16_to_f32(pv->alpha[i]);
+                const float a = ck_half_to_float(pv->alpha[i]);
                 for (int c = 0; c < 3; c++) {
-                    const float v = ck_f16_to_f32(pv->fg[3 * i + c]);
+                    const float v = ck_half_to_float(pv->fg[3 * i + c]);
                     out[3 * i + c] = !strcmp(bg, "none") ? u8r(v) : u8r(ck_linear_to_srgb(ck_srgb_to_linear(v) * a + b[c] * (1.0f - a)));
                 }
             } else { /* processed: premultiplied, so "none" is over black */
-                const float a = ck_f16_to_f32(pv->processed[4 * i + 3]);
+                const float a = ck_half_to_float(pv->processed[4 * i + 3]);
                 for (int c = 0; c < 3; c++)
-                    out[3 * i + c] = u8r(ck_linear_to_srgb(ck_f16_to_f32(pv->processed[4 * i + c]) + b[c] * (1.0f - a)));
+                    out[3 * i + c] = u8r(ck_linear_to_srgb(ck_half_to_float(pv->processed[4 * i + c]) + b[c] * (1.0f - a)));
             }
         }
     return out;
@@ -454,10 +431,10 @@ int sv_handle_pixel(sv_server *s, const sv_req *q, sv_resp *r) {
     fprintf(f, "{\"x\": %ld, \"y\": %ld, \"plate\": [%.9g, %.9g, %.9g]", x, y, pl[0], pl[1], pl[2]);
     if (kd->fr->hint.width == pv->width && kd->fr->hint.height == pv->height)
         fprintf(f, ", \"hint\": %.9g", kd->fr->hint.data[i]);
-    fprintf(f, ", \"matte\": %.9g, \"fg\": [", ck_f16_to_f32(pv->alpha[i]));
-    for (int c = 0; c < 3; c++) fprintf(f, "%s%.9g", c ? ", " : "", ck_f16_to_f32(pv->fg[3 * i + c]));
+    fprintf(f, ", \"matte\": %.9g, \"fg\": [", ck_half_to_float(pv->alpha[i]));
+    for (int c = 0; c < 3; c++) fprintf(f, "%s%.9g", c ? ", " : "", ck_half_to_float(pv->fg[3 * i + c]));
     fprintf(f, "], \"processed\": [");
-    for (int c = 0; c < 4; c++) fprintf(f, "%s%.9g", c ? ", " : "", ck_f16_to_f32(pv->processed[4 * i + c]));
+    for (int c = 0; c < 4; c++) fprintf(f, "%s%.9g", c ? ", " : "", ck_half_to_float(pv->processed[4 * i + c]));
     fprintf(f, "], \"comp\": [%d, %d, %d]}\n", pv->comp[3 * i], pv->comp[3 * i + 1], pv->comp[3 * i + 2]);
     fclose(f);
     keyed_put(s->keyer, kd);
@@ -481,7 +458,7 @@ int sv_handle_pass(sv_server *s, const sv_req *q, sv_resp *r) {
     const char *stem = s->shots[kd->shot].frames.stems[kd->frame];
     ck_err      err  = {{0}};
     pthread_mutex_lock(&kd->files_mu);
-    if (!kd->files) kd->files = ck__shot_write_passes(kd->dir, stem, 1, s->o.k.exr, &kd->pv, &err) == CK_OK;
+    if (!kd->files) kd->files = ck_shot_write_passes(kd->dir, stem, 1, s->o.k.exr, &kd->pv, &err) == CK_OK;
     const int ok = kd->files;
     pthread_mutex_unlock(&kd->files_mu);
     char paths[4][CK_SHOT_PATH_MAX];

@@ -3,14 +3,14 @@
  *
  * Device path, per frame (one stream, in order): pre-processing and the forward as ck_key_image_begin,
  * then the Lanczos tap tables are uploaded (they share the activation arena, which the forward
- * overwrites), ops/cuda/postprocess.cu writes the four passes into one device block laid out exactly
+ * overwrites), frame/cuda/postprocess.cu writes the four passes into one device block laid out exactly
  * as the host block, and a single download fills the page-locked host block. Nothing is allocated per
  * frame: the device regions are laid out once per frame size, the host block is reused while large
  * enough. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "core/tensor.h"
-#include "pipeline/colorspace.h"
-#include "pipeline/frame_ops.h"
+#include "frame/colorspace.h"
+#include "frame/frame_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +29,16 @@ static size_t passes_layout(int w, int h, int comp, int halves, size_t off[4]) {
     return halves ? total : align256(sz[3]);
 }
 
-static void passes_bind(ck_passes *p, int w, int h, int comp, int halves) {
+/* The memory behind a ck_passes (its `mem`, made on first use); NULL when out of memory. */
+static ck_passes_mem *mem_of(ck_passes *p) {
+    if (!p->mem) p->mem = calloc(1, sizeof *p->mem);
+    return p->mem;
+}
+
+/* The pass pointers into block. */
+static void passes_bind(ck_passes *p, uint8_t *b, int w, int h, int comp, int halves) {
     size_t off[4];
     passes_layout(w, h, comp, halves, off);
-    uint8_t *b   = p->block;
     p->width     = w, p->height = h;
     p->alpha     = halves ? (uint16_t *)(b + off[0]) : NULL;
     p->fg        = halves ? (uint16_t *)(b + off[1]) : NULL;
@@ -74,22 +80,54 @@ static ck_status passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h, int c
     size_t       off[4];
     size_t       need = passes_layout(w, h, comp, halves, off);
     need              = need ? need : 256; /* neither halves nor comp: a token block */
-    if (!out->block || out->block_bytes < need) {
+    ck_passes_mem *m  = mem_of(out);
+    if (!m) return CK_STATUS_EOOM;
+    if (!m->block || m->block_bytes < need) {
         int   pinned = 0;
         void *blk    = ctx ? ck_ctx_host_alloc(ctx, need, &pinned) : malloc(need);
         if (!blk) return CK_STATUS_EOOM;
-        ck_ctx_host_free(ctx, out->block, out->block_bytes, out->pinned);
-        out->block = blk, out->block_bytes = need, out->pinned = pinned;
+        ck_ctx_host_free(ctx, m->block, m->block_bytes, m->pinned);
+        m->block = blk, m->block_bytes = need, m->pinned = pinned;
     }
-    passes_bind(out, w, h, comp, halves);
+    passes_bind(out, m->block, w, h, comp, halves);
     return CK_OK;
 }
 
 void ck_passes_free(ck_ctx *ctx, ck_passes *out) {
     if (!out) return;
-    ck_ctx_host_free(ctx, out->block, out->block_bytes, out->pinned);
-    ck_ctx_host_free(ctx, out->chunk_block, out->chunk_block_bytes, out->chunk_pinned);
+    if (out->mem) {
+        ck_ctx_host_free(ctx, out->mem->block, out->mem->block_bytes, out->mem->pinned);
+        ck_ctx_host_free(ctx, out->mem->chunk_block, out->mem->chunk_block_bytes, out->mem->chunk_pinned);
+        free(out->mem);
+    }
     memset(out, 0, sizeof *out);
+}
+
+int ck_passes_pinned(const ck_passes *p) { return p && p->mem && p->mem->pinned; }
+
+ck_status ck_passes_copy(ck_passes *dst, const ck_passes *src) {
+    if (!dst || !src || dst == src || !src->alpha || !src->fg || !src->processed) return CK_STATUS_EINVAL;
+    ck_passes_free(NULL, dst);
+    const int w = src->width, h = src->height, comp = src->comp != NULL;
+    ck_status st = passes_reserve(NULL, dst, w, h, comp, 1);
+    if (st != CK_OK) return ck_passes_free(NULL, dst), st;
+    const size_t px = (size_t)w * h;
+    memcpy(dst->alpha, src->alpha, px * sizeof(uint16_t));
+    memcpy(dst->fg, src->fg, 3 * px * sizeof(uint16_t));
+    memcpy(dst->processed, src->processed, 4 * px * sizeof(uint16_t));
+    if (comp) memcpy(dst->comp, src->comp, 3 * px);
+    if (src->exr_chunks > 0) { /* the device's PXR24 chunks, which the files are written from */
+        ck_passes_mem *m    = dst->mem;
+        size_t         data = 0;
+        for (int i = 0; i < 3 * src->exr_chunks; i++) data += (size_t)src->chunk_bytes[i];
+        const size_t nb = sizeof(int32_t) * 3 * (size_t)src->exr_chunks;
+        if (!(m->chunk_block = malloc(nb + data))) return ck_passes_free(NULL, dst), CK_STATUS_EOOM;
+        m->chunk_block_bytes = nb + data;
+        dst->chunk_bytes = m->chunk_block, dst->chunk_data = (uint8_t *)m->chunk_block + nb;
+        memcpy(dst->chunk_bytes, src->chunk_bytes, nb), memcpy(dst->chunk_data, src->chunk_data, data);
+        dst->exr_lines = src->exr_lines, dst->exr_chunks = src->exr_chunks;
+    }
+    return CK_OK;
 }
 
 ck_status ck_passes_from_result(const ck_result *res, ck_passes *out) {
@@ -98,7 +136,7 @@ ck_status ck_passes_from_result(const ck_result *res, ck_passes *out) {
     if (res->fg.width != w || res->fg.height != h || res->processed.width != w || res->processed.height != h ||
         (comp && (res->comp.width != w || res->comp.height != h)))
         return CK_STATUS_ESHAPE;
-    if (out->pinned && out->block_bytes < passes_layout(w, h, comp, 1, (size_t[4]){0}))
+    if (ck_passes_pinned(out) && out->mem->block_bytes < passes_layout(w, h, comp, 1, (size_t[4]){0}))
         return CK_STATUS_EINVAL; /* growing a page-locked block needs its context */
     ck_status st = passes_reserve(NULL, out, w, h, comp, 1);
     if (st != CK_OK) return st;
@@ -129,18 +167,20 @@ int ck_ctx_encodes_on_device(const ck_ctx *ctx) {
 /* Room for n chunk sizes and `data` bytes of streams in out's chunk block (grown when needed; the first
  * `keep` sizes, already downloaded, move with it). */
 static ck_status chunks_reserve(ck_ctx *ctx, ck_passes *out, int n, int keep, size_t data) {
-    const size_t sizes = align256(sizeof(int32_t) * (size_t)n), need = sizes + (data ? data : 1);
-    if (!out->chunk_block || out->chunk_block_bytes < need) {
+    const size_t   sizes = align256(sizeof(int32_t) * (size_t)n), need = sizes + (data ? data : 1);
+    ck_passes_mem *m     = mem_of(out);
+    if (!m) return CK_STATUS_EOOM;
+    if (!m->chunk_block || m->chunk_block_bytes < need) {
         int   pinned = 0;
         void *blk    = ck_ctx_host_alloc(ctx, need + need / 8, &pinned); /* headroom: sizes vary by frame */
         if (!blk) return CK_STATUS_EOOM;
-        uint8_t *old = out->chunk_block;
+        uint8_t *old = m->chunk_block;
         if (old && keep) memcpy(blk, old, sizeof(int32_t) * (size_t)keep);
-        ck_ctx_host_free(ctx, old, out->chunk_block_bytes, out->chunk_pinned);
-        out->chunk_block = blk, out->chunk_block_bytes = need + need / 8, out->chunk_pinned = pinned;
+        ck_ctx_host_free(ctx, old, m->chunk_block_bytes, m->chunk_pinned);
+        m->chunk_block = blk, m->chunk_block_bytes = need + need / 8, m->chunk_pinned = pinned;
     }
-    out->chunk_bytes = out->chunk_block;
-    out->chunk_data  = (uint8_t *)out->chunk_block + sizes;
+    out->chunk_bytes = m->chunk_block;
+    out->chunk_data  = (uint8_t *)m->chunk_block + sizes;
     return CK_OK;
 }
 
@@ -192,11 +232,11 @@ static ck_status download_for_chunks(ck_ctx *ctx, ck_passes *out) {
     for (int i = 0; i < 3 * n; i++) stored += out->chunk_bytes[i] == 0;
     if (passes_reserve(ctx, out, w, h, out->comp != NULL, stored > 0) != CK_OK) return CK_STATUS_EOOM;
     void (*copy)(ck_backend *, void *, const void *, size_t) =
-        out->pinned && be->ext.download_async ? be->ext.download_async : be->download;
+        ck_passes_pinned(out) && be->ext.download_async ? be->ext.download_async : be->download;
     size_t off[4];
     passes_layout(w, h, out->comp != NULL, 1, off); /* the device block's layout, the host's as far as it goes */
     const uint8_t *dev  = ctx->post_passes_dev;
-    uint8_t       *host = out->block;
+    uint8_t       *host = out->mem->block; /* passes_reserve made it */
     if (out->comp) copy(be, host + off[3], dev + off[3], (size_t)w * h * 3);
     static const int C[3] = {1, 3, 4};
     for (int p = 0; p < 3 && stored; p++) {
@@ -326,7 +366,7 @@ ck_status ck_passes_reserve(ck_ctx *ctx, ck_passes *out, int w, int h) {
 static ck_status key_passes_host(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_passes *out) {
     ck_result res = {0};
     ck_status st  = ck_key_image(ctx, rgb, hint, &res);
-    if (st == CK_OK && out->pinned) {
+    if (st == CK_OK && ck_passes_pinned(out)) {
         st = passes_reserve(ctx, out, rgb->width, rgb->height, ctx->params.comp, 1);
         if (st != CK_OK) ck__fail(&ctx->err, st, "out of memory for the passes of a %dx%d frame", rgb->width, rgb->height);
     }
@@ -380,7 +420,7 @@ static ck_status post_on_device(ck_ctx *ctx, const float *src, int sw, int sh, i
         ctx->failed = 1;
         return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for the passes of a %dx%d frame", w, h);
     }
-    if (!chunks_only) be->download(be, out->block, ctx->post_passes_dev, ctx->post_passes_bytes);
+    if (!chunks_only) be->download(be, out->mem->block, ctx->post_passes_dev, ctx->post_passes_bytes);
     be->synchronize(be);
     return ck__ctx_device_status(ctx);
 }

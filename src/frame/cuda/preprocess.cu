@@ -1,4 +1,4 @@
-/* Frame pre-processing on the device ("gpu_preprocess"): the arithmetic of pipeline/preprocess.c,
+/* Frame pre-processing on the device ("gpu_preprocess"): the arithmetic of frame/preprocess.c,
  * operation for operation. Antialiased bilinear resize of RGB and hint to S×S with the host's tap
  * tables (ck_resize_aa_taps) and its summation order (s0·w0, plain multiply-adds, then fused ones), an
  * axis of unchanged size skipped as PyTorch does, linear→sRGB when the frame is linear, ImageNet

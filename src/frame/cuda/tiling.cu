@@ -5,7 +5,7 @@
  * bounding box; each walks the batch's tiles (a pixel is covered by a few of them). */
 #include "ops/cuda/common.cuh"
 
-__device__ __forceinline__ float tile_lin_to_srgb(float x) { /* pipeline/color.c ck_linear_to_srgb */
+__device__ __forceinline__ float tile_lin_to_srgb(float x) { /* frame/color.c ck_linear_to_srgb */
     x = x < 0.0f ? 0.0f : x;
     if (x <= 0.0031308f) return __fmul_rn(x, 12.92f);
     return __fsub_rn(__fmul_rn(1.055f, powf(x, (float)(1.0 / 2.4))), 0.055f);

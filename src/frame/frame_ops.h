@@ -76,9 +76,7 @@ size_t ck_resize_ws_floats(ck_resize_mode mode, int dst_w, int dst_h, int src_w,
 void ck_resize_ws(ck_resize_mode mode, float *dst, int dst_stride, int dst_w, int dst_h, const float *src,
                   int src_w, int src_h, int ch, float *ws);
 
-/* ---- colour (color.c) ---- */
-float ck_linear_to_srgb(float x); /* max(x,0); 12.92x below 0.0031308, else 1.055 x^(1/2.4) - 0.055 */
-float ck_srgb_to_linear(float x); /* max(x,0); x/12.92 below 0.04045, else ((x+0.055)/1.055)^2.4 */
+/* ---- colour (color.c): ck_linear_to_srgb, ck_srgb_to_linear (ckey.h) ---- */
 
 /* ---- pre-processing (preprocess.c) ---- */
 
@@ -91,11 +89,7 @@ size_t ck_preprocess_scratch_floats(int img_w, int img_h, int hint_w, int hint_h
 void   ck_preprocess(float *x_out, const float *rgb, int img_w, int img_h, const float *hint, int hint_w,
                      int hint_h, int S, int input_is_linear, float *scratch);
 
-/* ---- automatic hint (autohint.c) ---- */
-
-/* Rough hint (h, w) for a plate (h, w, 3) that has none: chroma-difference matte against the detected
- * screen colour (green or blue; *screen_is_blue reports which), coarsened and eroded like a drawn hint. */
-ck_status ck_auto_hint(float *hint, const float *rgb, int w, int h, int *screen_is_blue);
+/* ---- automatic hint (autohint.c): ck_auto_hint (ckey.h) ---- */
 
 /* ---- post-processing (postprocess.c) ---- */
 

@@ -1,5 +1,5 @@
-/* Key scores and agreement (see metrics.h for the definitions). */
-#include "pipeline/metrics.h"
+/* Key scores and agreement (include/ckey_qa.h: the definitions). */
+#include "ckey_qa.h"
 
 #include "core/check.h"
 

@@ -1,5 +1,5 @@
 /* Tile geometry and blend weights (see tiling.h). */
-#include "pipeline/tiling.h"
+#include "frame/tiling.h"
 
 int ck_tile_origins(int n, int size, int overlap, int *origins, int max) {
     if (size >= n || max < 1) {

@@ -1,6 +1,6 @@
 /* Tiled keying (ck_params.tile): the model runs at S = tile on tiles of the plate at its native
  * resolution, stepped by tile − overlap, and the tiles' outputs are blended with linear ramps
- * (pipeline/tiling.c). Tiles whose hint is all background or all foreground are not run; a hint whose
+ * (frame/tiling.c). Tiles whose hint is all background or all foreground are not run; a hint whose
  * bounding box plus 64 px fits one tile runs that tile only.
  *
  * Both paths share one plan: the tiles in raster order, each marked run (with its slot in a batch of
@@ -12,11 +12,11 @@
  *           tile) are accumulated on the host.
  *   device: (CUDA, plates at least a tile in both axes) the plate is uploaded once, every run tile is
  *           pre-processed in place into its slot of the network input, one forward per batch, and
- *           ops/cuda/tiles.cu accumulates the batch into the plate; the normalized plate then goes
+ *           frame/cuda/tiling.cu accumulates the batch into the plate; the normalized plate then goes
  *           through the device post-processing like a full frame's output (passes.c). */
-#include "ctx.h"
-#include "pipeline/frame_ops.h"
-#include "pipeline/tiling.h"
+#include "engine/ctx.h"
+#include "frame/frame_ops.h"
+#include "frame/tiling.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * von Kries adaptation in the Bradford or CAT02 cone space), with the adaptation OpenColorIO's
  * built-in camera transforms use to reach ACES2065-1 (ARRI, Sony: CAT02; RED: Bradford), then
  * ACES2065-1 → linear Rec.709 with Bradford. */
-#include "pipeline/colorspace.h"
+#include "frame/colorspace.h"
 #include "core/check.h"
 
 #include <ctype.h>

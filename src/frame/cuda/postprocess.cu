@@ -1,5 +1,5 @@
 /* Frame post-processing on the device ("gpu_postprocess"): ck_result_finish's arithmetic (api.c, then
- * pipeline/postprocess.c and resample.c), operation for operation, with the results stored as the
+ * frame/postprocess.c and resample.c), operation for operation, with the results stored as the
  * writers store them (half for the EXR passes, 8-bit truncation for the comp).
  *
  * Kernels, in launch order on the backend stream:
@@ -40,7 +40,7 @@
 #include "ops/cuda/common.cuh"
 
 extern "C" {
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 }
 
 enum { PP_DIL = 25, PP_BLUR = 5, PP_KB = 2 * PP_BLUR + 1, PP_THREADS = 256 };

@@ -1,4 +1,4 @@
-/* Synthetic green-screen plates with exact ground truth (see plates.h for the scene and the rules).
+/* Synthetic green-screen plates with exact ground truth (include/ckey_qa.h: the scene and the rules).
  *
  * Generation runs in passes over the frame, each pixel independent except the strands, which are drawn
  * one after the other (their order is the compositing order) with rows in parallel:
@@ -9,9 +9,9 @@
  * Every random choice is drawn first, in a fixed order, from a splitmix64 stream seeded by (seed, index);
  * the noise is a counter-based hash, so the result does not depend on the thread count.
  */
-#include "pipeline/plates.h"
+#include "ckey_qa.h"
 
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <math.h>
 #include <stdlib.h>

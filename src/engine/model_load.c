@@ -7,7 +7,7 @@
  * ck_model_release drops one, and the last one frees the weights and the checkpoint. On CUDA the weights
  * live in a weights-only backend (memory and uploads, no scratch or library handles): the model costs
  * its weights and nothing else on the device. */
-#include "ctx.h"
+#include "engine/ctx.h"
 #include "model/builtin.h"
 #include "model/random_weights.h"
 

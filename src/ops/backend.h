@@ -12,7 +12,7 @@
 #include "core/check.h"
 #include "core/tensor.h"
 #include "ops/ops_list.h"
-#include "pipeline/colorspace.h"
+#include "frame/colorspace.h"
 
 typedef struct ck_backend ck_backend;
 
@@ -68,7 +68,7 @@ typedef struct ck_postprocess_args {
     uint16_t      *processed;   /* (h, w, 4) half: linear premultiplied RGBA (Processed) */
     uint8_t       *comp;        /* (h, w, 3) 8-bit sRGB comp (Comp); NULL = none */
     void          *scratch;     /* ext.postprocess_scratch_bytes(sw, sh, w, h) bytes, 256-byte aligned */
-    ck_cs_post     cs;          /* Processed in the plate's gamut (pipeline/colorspace.h) */
+    ck_cs_post     cs;          /* Processed in the plate's gamut (frame/colorspace.h) */
     const float   *plate;       /* (h, w, 3) float32 the plate as given (keep_highlights); NULL = off */
 } ck_postprocess_args;
 

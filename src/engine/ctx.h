@@ -24,6 +24,17 @@ ck_backend *ck__make_backend(const ck_params *p, int weights_only, ck_err *err, 
 ck_status   ck__model_load(ck_model **out, const char *checkpoint_path, const ck_params *params, ck_err *err);
 ck_model   *ck__model_retain(ck_model *m);
 
+/* The memory behind a ck_passes (include/ckey.h): its pass block and its chunk block, page-locked or not. */
+struct ck_passes_mem {
+    void  *block; /* comp | alpha | fg | processed (passes.c passes_layout) */
+    size_t block_bytes;
+    int    pinned;
+    void  *chunk_block; /* chunk sizes, then the streams */
+    size_t chunk_block_bytes;
+    int    chunk_pinned;
+};
+typedef struct ck_passes_mem ck_passes_mem;
+
 struct ck_ctx {
     ck_params     params;
     ck_model     *model; /* the checkpoint, configuration and weights (one reference) */
@@ -86,6 +97,7 @@ struct ck_ctx {
     int           tile_w, tile_h;
     void         *tile_dev;
     size_t        tile_dev_bytes;
+    double        bench_t0_ms; /* ck_bench_timer_start's host clock (backends without device timers) */
     int           failed;
     ck_err        err;
 };

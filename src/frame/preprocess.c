@@ -8,7 +8,7 @@
  * std are float32 and applied as a subtraction followed by a division, as torchvision's normalize.
  * No clamping anywhere: HDR values and hints outside [0, 1] pass through.
  */
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 static const float k_mean[3] = {0.485f, 0.456f, 0.406f};
 static const float k_std[3]  = {0.229f, 0.224f, 0.225f};

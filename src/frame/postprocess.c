@@ -18,7 +18,7 @@
  *   4. out = alpha * (float)blurred / 255 in float32, as numpy.
  * The per-pixel colour steps are float32 in numpy's operation order (no fused multiply-adds).
  */
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -30,7 +30,7 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-#include "pipeline/colorspace.h" /* after the pragma: its per-pixel rule is not contracted either */
+#include "frame/colorspace.h" /* after the pragma: its per-pixel rule is not contracted either */
 
 enum { DESPECKLE_DILATION = 25, DESPECKLE_BLUR = 5 };
 

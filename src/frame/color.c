@@ -5,7 +5,7 @@
  * float32 power. NaN passes through (neither the clamp nor the comparison removes it). The references'
  * vector pow (Sleef in torch, SVML in numpy) may differ from libm's powf by an ulp.
  */
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <math.h>
 

@@ -1,8 +1,8 @@
 /* Public API (include/ckey.h): context lifetime, planning, and the frame path
  * pre-process → network → resize back → post-process. */
-#include "ctx.h"
-#include "pipeline/colorspace.h"
-#include "pipeline/frame_ops.h"
+#include "engine/ctx.h"
+#include "frame/colorspace.h"
+#include "frame/frame_ops.h"
 
 #include <math.h>
 #include <omp.h>

@@ -6,7 +6,7 @@
  * still reads as background. It is then made coarse like a hand-drawn
  * hint: averaged down (8× on plates of 512 px and more), eroded by one cell (3×3 minimum at that scale),
  * and scaled back up bilinearly. */
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,7 @@
  * Layout: images are interleaved (H, W, C). A resize runs a horizontal pass over every source row into
  * an intermediate (src_h, dst_w, C), then a vertical pass into dst. Tap tables are built once per call.
  */
-#include "pipeline/frame_ops.h"
+#include "frame/frame_ops.h"
 
 #include <math.h>
 #include <stdint.h>

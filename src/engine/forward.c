@@ -1,7 +1,7 @@
 /* The network's forward on a context's activation arena: the execution settings, the host batch buffers,
  * the input tensor, upload, compute (eager, or a CUDA Graph per batch size recorded on first use) and
  * download. Used by api.c (whole frames), tiled.c (batches of tiles) and passes.c; it calls neither. */
-#include "ctx.h"
+#include "engine/ctx.h"
 
 #include <stdlib.h>
 #include <string.h>
