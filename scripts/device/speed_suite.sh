@@ -81,6 +81,11 @@ if has identity && [ -f carry/old.tgz ]; then
         diff -r /tmp/ident/${S}_${P}_old /tmp/ident/${S}_${P}_new > /dev/null && echo "S=$S $P: $n files identical" ||
             echo "S=$S $P: DIFFER"
     done; done | tee "$OUT/identity.log"
+    echo "network speed, the earlier commit's ckey and this tree's in turn (fp16, median of 10 after 3):"
+    for S in 512 1024 2048; do for v in old new; do
+        bin=$B; [ $v = old ] && bin=/tmp/old/build/ckey
+        echo "$v $($bin bench --size $S --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null)"
+    done; done | tee -a "$OUT/identity.log"
 fi
 
 if has speed; then
