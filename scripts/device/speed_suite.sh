@@ -21,6 +21,8 @@
 #   identity  `ckey key` of an earlier commit (carry/old.tgz: `git archive`, its commit in carry/OLD_COMMIT)
 #             and of this tree on the same plates, fp16 and fp32 at S = 512 and 2048 (random:base_plus):
 #             every pass file compared byte for byte
+#   determinism  this tree's `ckey key` twice (two processes) at 512 and 2048 fp16: the same bytes; and with
+#             CK_CONV=kernel (no cuDNN), the earlier commit's (carry/old.tgz) against this tree's
 #   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
 #   serve     `ckey serve`'s server time to key one 2048² frame (scripts/serve_key_timing.py, built-in model)
 #   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
@@ -88,6 +90,27 @@ if has identity && [ -f carry/old.tgz ]; then
     done; done | tee -a "$OUT/identity.log"
 fi
 
+if has determinism && [ -f carry/old.tgz ]; then
+    echo "== determinism (elapsed $(( $(date +%s) - start )) s)"
+    if [ ! -x /tmp/old/build/ckey ]; then
+        rm -rf /tmp/old && mkdir -p /tmp/old && tar -xzf carry/old.tgz -C /tmp/old
+        (cd /tmp/old && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $opts \
+            > "$OUT/identity_build.log" 2>&1 && cmake --build build -j16 --target ckey >> "$OUT/identity_build.log" 2>&1) ||
+            tail -20 "$OUT/identity_build.log"
+    fi
+    d=/tmp/det && rm -rf $d && mkdir -p $d
+    $B plates --out $d/p --size 1280x720 --count 2 --format png --seed 5 > /dev/null 2>&1
+    k() { "$@" key --image $d/p/Plate --hint $d/p/AlphaHint --checkpoint random:base_plus --precision fp16 --device cuda \
+        > /dev/null 2>&1 || echo "ckey key failed: $*"; }
+    for S in 512 2048; do
+        k $B --out $d/a$S --size $S; k $B --out $d/b$S --size $S
+        diff -r $d/a$S $d/b$S > /dev/null && echo "S=$S fp16, two runs of this tree: identical" || echo "S=$S fp16, two runs: DIFFER"
+        CK_CONV=kernel k /tmp/old/build/ckey --out $d/o$S --size $S; CK_CONV=kernel k $B --out $d/n$S --size $S
+        diff -r $d/o$S $d/n$S > /dev/null && echo "S=$S fp16 CK_CONV=kernel, $(cat carry/OLD_COMMIT) against this tree: identical" ||
+            echo "S=$S fp16 CK_CONV=kernel, old against new: DIFFER"
+    done | tee "$OUT/determinism.log"
+fi
+
 if has speed; then
     echo "== speed (elapsed $(( $(date +%s) - start )) s)"
     for S in $SIZES; do $B bench --size $S --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null; done | tee "$OUT/speed.jsonl"
@@ -105,7 +128,11 @@ if has pyoverhead; then
         python3 -m pip install -q --no-build-isolation --no-deps --target /tmp/pyck ./python >> "$OUT/pyoverhead_build.log" 2>&1 ||
         tail -30 "$OUT/pyoverhead_build.log"
     PYTHONPATH=/tmp/pyck timeout 300 python3 tools/bench/key_overhead.py --bin build/fuzz/key_overhead_bench --size 1024 \
-        --device cuda 2>&1 | tee "$OUT/pyoverhead.json" | tail -3
+        --device cuda ${PYOVERHEAD_ARGS:-} 2>&1 | tee "$OUT/pyoverhead.json" | tail -3
+    # the same with glibc keeping freed blocks (no fresh pages per call): whether page faults make the difference
+    MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 PYTHONPATH=/tmp/pyck timeout 300 python3 \
+        tools/bench/key_overhead.py --bin build/fuzz/key_overhead_bench --size 1024 --device cuda ${PYOVERHEAD_ARGS:-} 2>&1 |
+        tee "$OUT/pyoverhead_nofault.json" | tail -3
 fi
 
 if has attn; then
