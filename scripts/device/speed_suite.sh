@@ -100,9 +100,9 @@ if has determinism && [ -f carry/old.tgz ]; then
     fi
     d=/tmp/det && rm -rf $d && mkdir -p $d
     $B plates --out $d/p --size 1280x720 --count 2 --format png --seed 5 > /dev/null 2>&1
-    k() { "$@" key --image $d/p/Plate --hint $d/p/AlphaHint --checkpoint random:base_plus --precision fp16 --device cuda \
-        > /dev/null 2>&1 || echo "ckey key failed: $*"; }
-    for S in 512 2048; do
+    k() { local bin=$1; shift; $bin key --image $d/p/Plate --hint $d/p/AlphaHint --checkpoint random:base_plus --precision fp16 \
+        --device cuda "$@" > /dev/null 2>&1 || echo "ckey key failed: $bin $*"; }
+    for S in ${DET_SIZES:-512 2048}; do
         k $B --out $d/a$S --size $S; k $B --out $d/b$S --size $S
         diff -r $d/a$S $d/b$S > /dev/null && echo "S=$S fp16, two runs of this tree: identical" || echo "S=$S fp16, two runs: DIFFER"
         CK_CONV=kernel k /tmp/old/build/ckey --out $d/o$S --size $S; CK_CONV=kernel k $B --out $d/n$S --size $S
