@@ -329,6 +329,21 @@ static ck_backend *create_fail(ck_backend *be, ck_err *err, const char *what, co
         if (ck_s_ != CUBLAS_STATUS_SUCCESS) return create_fail(be, err, #call, cublasGetStatusString(ck_s_)); \
     } while (0)
 
+/* What every CUDA backend has, a model's weights-only one too: device memory, transfers, accounting. */
+static void fill_memory(ck_backend *be, ck_dtype dt) {
+    be->name         = "cuda";
+    be->device       = CK_DEVICE_CUDA;
+    be->act_dtype    = dt;
+    be->weight_dtype = dt;
+    be->alloc        = cuda_alloc;
+    be->free         = cuda_free;
+    be->upload       = cuda_upload;
+    be->download     = cuda_download;
+    be->synchronize  = cuda_synchronize;
+    be->destroy      = cuda_destroy;
+    be->ext.mem_peak = cuda_mem_peak;
+}
+
 ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     ck_backend_opts o = {0, CK_PREC_FP32, 1, 0};
     if (opts) o = *opts;
@@ -407,18 +422,8 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     CREATE_CUDA(cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking));
     CREATE_CUDA(cudaEventCreate(&cu->ev[0]));
     CREATE_CUDA(cudaEventCreate(&cu->ev[1]));
-    if (o.weights_only) { /* a model's weights: memory and uploads; the table stays empty */
-        be->name         = "cuda";
-        be->device       = CK_DEVICE_CUDA;
-        be->act_dtype    = dt;
-        be->weight_dtype = dt;
-        be->alloc        = cuda_alloc;
-        be->free         = cuda_free;
-        be->upload       = cuda_upload;
-        be->download     = cuda_download;
-        be->synchronize  = cuda_synchronize;
-        be->destroy      = cuda_destroy;
-        be->ext.mem_peak = cuda_mem_peak;
+    fill_memory(be, dt);
+    if (o.weights_only) { /* a model's weights: memory and uploads; the op table stays empty */
         CK_LOG_DBG("cuda: device %d %s, weights only, %s", cu->device, prop.name, ck_dtype_name(dt));
         return be;
     }
@@ -435,16 +440,6 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     CREATE_CUBLAS(cublasSetWorkspace(cu->blas, cu->workspace, cu->workspace_bytes));
     CREATE_CUBLAS(cublasSetMathMode(cu->blas, CUBLAS_DEFAULT_MATH)); /* no TF32 */
 
-    be->name         = "cuda";
-    be->device       = CK_DEVICE_CUDA;
-    be->act_dtype    = dt;
-    be->weight_dtype = dt;
-    be->alloc        = cuda_alloc;
-    be->free         = cuda_free;
-    be->upload       = cuda_upload;
-    be->download     = cuda_download;
-    be->synchronize  = cuda_synchronize;
-    be->destroy      = cuda_destroy;
     be->ext.graph_begin      = cuda_graph_begin;
     be->ext.graph_end        = cuda_graph_end;
     be->ext.graph_launch     = cuda_graph_launch;

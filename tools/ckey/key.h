@@ -68,5 +68,10 @@ int run_key(key_opts o);
 int ck_cli_parse_key_cmd(int argc, char **argv, key_opts *o, ck_cmd cmd, ck_opt_result *res);
 int ck_cli_parse_key(int argc, char **argv, key_opts *o);
 int ck_cli_is_clip(const char *dir, char *input, char *hint, char *out, size_t n);
+/* The entries of a folder of clips in natural order, without those CorridorKey passes over (names starting
+ * with '.' or '_', Output, IgnoredClips): *n strings, each and the array malloc'd (ck_cli_free_names). NULL
+ * with a message printed when the folder cannot be read. */
+char **ck_cli_clip_names(const char *dir, int *n);
+void   ck_cli_free_names(char **names, int n);
 
 #endif

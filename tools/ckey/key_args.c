@@ -128,3 +128,35 @@ int ck_cli_is_clip(const char *dir, char *input, char *hint, char *out, size_t n
     return 1;
 }
 
+char **ck_cli_clip_names(const char *dir, int *n) {
+    *n     = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "ckey: %s: cannot open folder: %s\n", dir, strerror(errno));
+        return NULL;
+    }
+    char         **names = malloc(sizeof *names); /* non-NULL also for an empty folder */
+    struct dirent *e;
+    while (names && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || e->d_name[0] == '_' || !strcmp(e->d_name, "Output") ||
+            !strcmp(e->d_name, "IgnoredClips"))
+            continue;
+        char **nn = realloc(names, sizeof *names * (size_t)(*n + 1));
+        if (!nn) break;
+        names        = nn;
+        names[(*n)++] = strdup(e->d_name);
+    }
+    closedir(d);
+    for (int i = 0; names && i < *n; i++) /* natural order */
+        for (int j = i + 1; j < *n; j++)
+            if (ck_natural_cmp(names[j], names[i]) < 0) {
+                char *t  = names[i];
+                names[i] = names[j], names[j] = t;
+            }
+    return names;
+}
+
+void ck_cli_free_names(char **names, int n) {
+    for (int i = 0; names && i < n; i++) free(names[i]);
+    free(names);
+}

@@ -64,30 +64,9 @@ static int cmd_clip(int argc, char **argv) {
         return run_key(o);
     }
     /* a folder of clips */
-    DIR *d = opendir(root);
-    if (!d) {
-        fprintf(stderr, "ckey: %s: cannot open folder: %s\n", root, strerror(errno));
-        return EXIT_RUNTIME;
-    }
-    struct dirent *e;
-    char         **names = NULL;
-    int            n = 0, rc = 0;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || e->d_name[0] == '_' || !strcmp(e->d_name, "IgnoredClips") ||
-            !strcmp(e->d_name, "Output"))
-            continue;
-        char **nn = realloc(names, sizeof *names * (size_t)(n + 1));
-        if (!nn) break;
-        names      = nn;
-        names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    for (int i = 0; i < n; i++) /* natural order */
-        for (int j = i + 1; j < n; j++)
-            if (ck_natural_cmp(names[j], names[i]) < 0) {
-                char *t = names[i];
-                names[i] = names[j], names[j] = t;
-            }
+    int    n = 0, rc = 0;
+    char **names = ck_cli_clip_names(root, &n);
+    if (!names) return EXIT_RUNTIME;
     /* every clip is keyed; the ones that fail and the folders that are not clips are named at the end */
     int    clips = 0, failed = 0, usage = 0;
     char   failed_names[2048] = "", skipped_names[2048] = "";

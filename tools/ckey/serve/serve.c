@@ -126,30 +126,9 @@ static int find_shots(sv_server *s, const char *dir) {
     const int one = shot_at(dir, &sh);
     if (one > 0) return add_shot(s, &sh);
     if (one < 0) return 0;
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "ckey: %s: cannot open folder: %s\n", dir, strerror(errno));
-        return 0;
-    }
-    char         **names = NULL;
-    int            n     = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || e->d_name[0] == '_' || !strcmp(e->d_name, "Output") ||
-            !strcmp(e->d_name, "IgnoredClips"))
-            continue;
-        char **nn = realloc(names, sizeof *names * (size_t)(n + 1));
-        if (!nn) break;
-        names      = nn;
-        names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            if (ck_natural_cmp(names[j], names[i]) < 0) {
-                char *t = names[i];
-                names[i] = names[j], names[j] = t;
-            }
+    int    n     = 0;
+    char **names = ck_cli_clip_names(dir, &n);
+    if (!names) return 0;
     for (int i = 0; i < n; i++) {
         char sub[PATH_MAX + 300];
         snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
