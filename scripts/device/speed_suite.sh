@@ -23,6 +23,8 @@
 #             every pass file compared byte for byte
 #   determinism  this tree's `ckey key` twice (two processes) at 512 and 2048 fp16: the same bytes; and with
 #             CK_CONV=kernel (no cuDNN), the earlier commit's (carry/old.tgz) against this tree's
+#   scaling   `ckey bench --devices` (SCALE_DEVICES, default all): the network at 2048 with 1..N contexts, and a
+#             96-frame 16-bit 3840×2160 clip end to end with 1..N (multi-GPU kinds; `0,0` on one GPU: streams)
 #   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
 #   serve     `ckey serve`'s server time to key one 2048² frame (scripts/serve_key_timing.py, built-in model)
 #   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
@@ -109,6 +111,18 @@ if has determinism && [ -f carry/old.tgz ]; then
         diff -r $d/o$S $d/n$S > /dev/null && echo "S=$S fp16 CK_CONV=kernel, $(cat carry/OLD_COMMIT) against this tree: identical" ||
             echo "S=$S fp16 CK_CONV=kernel, old against new: DIFFER"
     done | tee "$OUT/determinism.log"
+fi
+
+if has scaling; then
+    echo "== scaling over devices (elapsed $(( $(date +%s) - start )) s)"
+    sc=/tmp/scaling && mkdir -p $sc/Plate $sc/AlphaHint
+    $B plates --out $sc/gen --size 3840x2160 --count 8 --format png --seed 3 > /dev/null 2>&1
+    for i in $(seq 0 95); do
+        j=$(printf %04d $((i % 8))); k=$(printf %05d $i)
+        ln -sf $sc/gen/Plate/$j.png $sc/Plate/$k.png; ln -sf $sc/gen/AlphaHint/$j.png $sc/AlphaHint/$k.png
+    done
+    timeout 500 $B bench --devices ${SCALE_DEVICES:-all} --size 2048 --precision fp16 --warmup 3 --runs 30 \
+        --clip $sc/Plate --clip-hint $sc/AlphaHint 2>&1 | tee "$OUT/scaling.jsonl" | grep '"mode"'
 fi
 
 if has speed; then

@@ -601,6 +601,15 @@ int ck_cli_bench(int argc, char **argv) {
                            GIVEN("json");
 #undef GIVEN
     if (!o.ckpt) o.ckpt = BENCH_DEFAULT_CKPT;
+    if (o.devices || o.clip || o.clip_hint) { /* scaling over devices */
+        if (!o.devices || o.sweep_set || sweep_only || (o.clip_hint && !o.clip) || o.p.device == CK_DEVICE_CPU) {
+            fprintf(stderr, "ckey: --devices measures scaling over CUDA devices alone (--clip and --clip-hint go with it; "
+                            "not with --sweep or --device cpu)\n");
+            return 2;
+        }
+        o.p.device = CK_DEVICE_CUDA;
+        return bench_devices(&o);
+    }
     if (!o.sweep_set) {
         if (sweep_only) {
             fprintf(stderr, "ckey: --resolution, --tiled, --toggles, --half, --md and --json need --sweep\n");

@@ -26,7 +26,12 @@ typedef struct bench_opts {
     int           toggles_set;
     int           frame_w, frame_h; /* --frame: also time ck_key_passes on a frame of this size */
     int           batch;            /* --batch: images per forward (0: the context's choice) */
+    const char   *devices;          /* --devices LIST|all: the scaling over 1..N devices (bench_devices.c) */
+    const char   *clip, *clip_hint; /* --clip DIR [--clip-hint DIR]: with --devices, also end to end */
 } bench_opts;
+
+/* bench_devices.c: `ckey bench --devices`. The exit status. */
+int bench_devices(const bench_opts *o);
 
 /* The generated plates of `ckey plates` and `ckey quality`. */
 typedef struct ck_plate_set {

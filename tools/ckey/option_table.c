@@ -30,7 +30,7 @@ const ck_cmd_info ck_commands[CK_CMD_COUNT] = {
     [CK_CMD_CLIP] = {"clip", sizeof(key_opts), offsetof(key_opts, p), -1, 1, -1,
                      "inputs,sequences,video,output,model,post-processing,execution", 1},
     [CK_CMD_BENCH] = {"bench", sizeof(bench_opts), offsetof(bench_opts, p), -1, 0, -1,
-                      "model,single configuration,execution,sweeps", 1},
+                      "model,single configuration,execution,sweeps,scaling", 1},
     [CK_CMD_QUALITY] = {"quality", sizeof(quality_opts), offsetof(quality_opts, base), offsetof(quality_opts, set), 0,
                         -1, "inputs,plates,model,execution,output", 0},
     [CK_CMD_PLATES] = {"plates", sizeof(plates_opts), -1, offsetof(plates_opts, set), 0, -1, "output,plates", 0},
@@ -308,6 +308,16 @@ const ck_opt ck_options[] = {
      .help = "adds frame_median_ms: ck_key_passes on a synthetic WxH plate (each side 1 to 16384; upload, "
              "pre-processing, forward, post-processing, download of every pass; inputs in page-locked memory), and "
              "again with the inputs in ordinary memory: frame_pageable_inputs_median_ms"},
+    {.name = "devices", .kind = CK_OPT_STRING, .cmds = BENCH, .group = "scaling", .arg = "LIST|all",
+     OWN(bench_opts, devices),
+     .help = "how keying scales over CUDA devices (comma list of indices, or all; an index twice = two streams of "
+             "that GPU): for k = 1..N of them, the network's frames per second with k contexts on their own threads "
+             "(--size, --warmup, --runs each) and the speed-up against one; one JSON line per k"},
+    {.name = "clip", .kind = CK_OPT_STRING, .cmds = BENCH, .group = "scaling", .arg = "DIR", OWN(bench_opts, clip),
+     .help = "with --devices: also end to end, the frames of DIR keyed through the shot library with k devices (every "
+             "pass written to a scratch folder, then removed): frames per second and the CPU stages per frame"},
+    {.name = "clip-hint", .kind = CK_OPT_STRING, .cmds = BENCH, .group = "scaling", .arg = "DIR",
+     OWN(bench_opts, clip_hint), .help = "the hints of --clip (default: the automatic hint)"},
     {.name = "input", .kind = CK_OPT_STRING, .cmds = BENCH, .group = "single configuration", .arg = "X.npy",
      OWN(bench_opts, input),
      .help = "run the network on a given pre-processed input (S, S, 4 float32: normalized RGB and hint, NHWC) "
