@@ -42,6 +42,7 @@
 
 #define TARGET 2048 /* the training size: what `ckey key` runs by default */
 #define MiB 1048576.0
+#define MAX_GPUS 16 /* GPUs given a recommendation each */
 
 typedef struct host_info {
     char   cpu[256];
@@ -282,13 +283,14 @@ static void check_checkpoint(ckpt_status *c, const char *given) {
 
 /* ---- the recommendation ---- */
 
-static void advise(advice *a, const host_info *h, double ckpt_mib, const bench_file *b, int builtin) {
+/* The configuration for CUDA device `dev` (ckey key's default is 0; --devices picks others), or the CPU when
+ * it is not a usable device (sm_80 or newer). */
+static void advise(advice *a, const host_info *h, double ckpt_mib, const bench_file *b, int builtin, int dev) {
     memset(a, 0, sizeof *a);
     a->p          = ck_params_default();
     a->cuda_index = -1;
-    /* ckey runs on device 0; sm_80 or newer */
-    if (ck_cuda_device_count() > 0 && ck_cuda_device_info(0, &a->gpu) == CK_OK && a->gpu.cc_major >= 8) {
-        a->cuda_index = 0;
+    if (dev >= 0 && dev < ck_cuda_device_count() && ck_cuda_device_info(dev, &a->gpu) == CK_OK && a->gpu.cc_major >= 8) {
+        a->cuda_index = dev;
         double free_mib = (a->gpu.free_bytes ? a->gpu.free_bytes : a->gpu.total_bytes) / MiB;
         if (a->gpu.integrated && h->mem_avail_mib < free_mib) free_mib = h->mem_avail_mib;
         a->budget_mib = 0.9 * free_mib;
@@ -403,8 +405,15 @@ static void json_s(const char *s) {
     putchar('"');
 }
 
+/* One line per GPU: the mode its memory allows (human) or the same fields as the recommendation (JSON). */
+static const char *advice_mode(const advice *a, char *buf, size_t n) {
+    if (a->p.tile) snprintf(buf, n, "tiled %d/%d", a->p.tile, a->p.tile_overlap);
+    else snprintf(buf, n, "full frame at %d", a->p.size);
+    return buf;
+}
+
 static void print_json(const host_info *h, const ckpt_status *c, const bench_file *b, const advice *a, const mode *m,
-                       int nm) {
+                       int nm, const advice *per, int ng) {
     printf("{\"cpu\": {\"model\": ");
     json_s(h->cpu);
     printf(", \"cores\": %d, \"mem_total_mib\": %.0f, \"mem_available_mib\": %.0f},\n", h->cores, h->mem_total_mib,
@@ -460,11 +469,23 @@ static void print_json(const host_info *h, const ckpt_status *c, const bench_fil
            a->budget_mib, a->peak_mib, a->source, !p->keep_intermediates, p->stage_gc, p->fused_attention,
            p->fused_decode, tri(p->gpu_preprocess), tri(p->cuda_graph), tri(p->pad64));
     json_s(a->why);
-    printf(", \"preset\": \"--preset auto\"}}\n");
+    printf(", \"preset\": \"--preset auto\"}");
+    if (ng > 0) { /* every GPU's own: its memory decides the mode (ckey key --devices keys on several) */
+        printf(",\n \"per_device\": [");
+        for (int i = 0; i < ng; i++) {
+            const ck_params *q = &per[i].p;
+            printf("%s{\"index\": %d, \"feasible\": %s, \"mode\": \"%s\", \"size\": %d, \"tile\": %d, \"overlap\": %d, "
+                   "\"batch\": %d, \"budget_mib\": %.0f, \"peak_mib\": %.0f}",
+                   i ? ", " : "", per[i].cuda_index, per[i].feasible ? "true" : "false", q->tile ? "tiled" : "full",
+                   q->size, q->tile, q->tile_overlap, q->max_batch ? q->max_batch : 1, per[i].budget_mib, per[i].peak_mib);
+        }
+        printf("]");
+    }
+    printf("}\n");
 }
 
 static void print_human(const host_info *h, const ckpt_status *c, const bench_file *b, const advice *a, const mode *m,
-                        int nm) {
+                        int nm, const advice *per, int ng) {
     printf("ckey doctor\n\nDevices\n  CPU: %s, %d cores, memory %.1f GiB (%.1f GiB available)\n", h->cpu, h->cores,
            h->mem_total_mib / 1024, h->mem_avail_mib / 1024);
     const int nd = ck_cuda_device_count();
@@ -527,6 +548,15 @@ static void print_human(const host_info *h, const ckpt_status *c, const bench_fi
         printf("  note: the CPU backend computes in fp32 only; a 2048 frame takes about 30 s on 16 cores and minutes "
                "on a few (measured: 31.6 s on 16 cores, 157 s on 2)\n");
     printf("  use: ckey key --preset auto ...   (explicit options override the preset)\n");
+    for (int i = 0; i < ng; i++) { /* several GPUs: each one's own, by its free memory */
+        char mode_name[64];
+        if (i == 0) printf("\nPer GPU (ckey key --devices LIST keys on several)\n");
+        if (per[i].cuda_index < 0) printf("  CUDA %d: not usable by ckey\n", i);
+        else
+            printf("  CUDA %d: %s%s, ~%.0f of a %.0f MiB budget%s\n", i, advice_mode(&per[i], mode_name, sizeof mode_name),
+                   per[i].p.tile && per[i].p.max_batch > 1 ? " in batches of tiles" : "", per[i].peak_mib,
+                   per[i].budget_mib, per[i].feasible ? "" : " (does not fit)");
+    }
 }
 
 static void usage_doctor(FILE *f) {
@@ -568,12 +598,16 @@ int ck_cli_doctor(int argc, char **argv) {
         return 1;
     }
     advice a;
-    advise(&a, &h, ckpt_mib_for(&c), &b, c.builtin);
+    advise(&a, &h, ckpt_mib_for(&c), &b, c.builtin, 0);
     mode      m[4];
     const int nm = list_modes(m, a.cuda_index >= 0, a.p.precision != CK_PREC_FP32, ckpt_mib_for(&c), &b, a.budget_mib,
                               c.builtin);
-    if (json) print_json(&h, &c, &b, &a, m, nm);
-    else print_human(&h, &c, &b, &a, m, nm);
+    /* with several GPUs, each one's own (their free memory, and so the mode that fits, may differ) */
+    advice    per[MAX_GPUS];
+    const int ng = ck_cuda_device_count() > 1 ? (ck_cuda_device_count() < MAX_GPUS ? ck_cuda_device_count() : MAX_GPUS) : 0;
+    for (int i = 0; i < ng; i++) advise(&per[i], &h, ckpt_mib_for(&c), &b, c.builtin, i);
+    if (json) print_json(&h, &c, &b, &a, m, nm, per, ng);
+    else print_human(&h, &c, &b, &a, m, nm, per, ng);
     free(b.rows);
     return 0;
 }
@@ -590,7 +624,7 @@ int ck_cli_apply_preset(const char *name, ck_params *p) {
     bench_file b;
     load_bench(&b, path, &h);
     advice a;
-    advise(&a, &h, 380.0, &b, 0); /* the checkpoint is not known yet: CorridorKey's order */
+    advise(&a, &h, 380.0, &b, 0, 0); /* the checkpoint is not known yet: CorridorKey's order */
     free(b.rows);
     /* only what the preset decides: a later --tile without --overlap still gets its default overlap */
     const ck_params *q = &a.p;
