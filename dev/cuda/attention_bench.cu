@@ -73,6 +73,13 @@ extern "C" cudaStream_t ck_cuda_stream(ck_backend *be) {
     (void)be;
     return g_stream;
 }
+/* as the backend's: 128 MiB of op temporaries */
+static void *g_scratch;
+extern "C" void *ck_cuda_scratch(ck_backend *be, size_t *bytes) {
+    (void)be;
+    *bytes = g_scratch ? (size_t)128 << 20 : 0;
+    return g_scratch;
+}
 extern "C" void ck__cuda_failed(const char *file, int line, const char *expr, const char *what) {
     fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, expr, what);
     exit(2);
@@ -139,6 +146,10 @@ static std::vector<Shape> model_shapes() {
         v.push_back({"global-qpool blk21", S, 16, T3, T2});
         v.push_back({"global blk22-23", S, 16, T3, T3});
     }
+    /* ragged shapes (not the model's): partial query blocks, a partial last key tile, fewer keys than a tile */
+    v.push_back({"ragged", 512, 3, 1000, 777});
+    v.push_back({"ragged-short", 512, 7, 300, 100});
+    v.push_back({"ragged", 2048, 5, 3001, 4500});
     /* batch 4 at 2048: the window kernels at G up to 131072 */
     const int64_t nwin = 64 * 64;
     v.push_back({"win64 blk0-1 B4", 2048, 4 * 2 * nwin, 64, 64});
@@ -154,6 +165,7 @@ struct Opts {
     std::vector<int>      hds{56, 64};
     std::vector<int>      sizes{512, 1024, 2048};
     int                   variant = -1; /* -1: every variant that serves the shape */
+    int                   fa3_cfg = -2; /* -2: every configuration of the fa3 variant; -1: its own choice */
     int                   simt    = 0;
     int                   reps    = 20;
     int                   flush   = 1;
@@ -362,8 +374,8 @@ static const char *dt_short(ck_dtype dt) { return dt == CK_DTYPE_BF16 ? "bf16" :
 
 static void usage(void) {
     fprintf(stderr, "usage: attn_bench [--dtype bf16|fp16|fp32|all] [--hd 56|64|all] [--size 512|1024|2048|all]\n"
-                    "                  [--variant auto|simt|small|flash64|flash128|wgmma|all] [--simt] [--reps N]\n"
-                    "                  [--no-flush] [--no-capture] [--filter TEXT]\n");
+                    "                  [--variant auto|simt|small|flash64|flash128|wgmma|fa3|all] [--simt] [--reps N]\n"
+                    "                  [--fa3-config N|auto|all] [--no-flush] [--no-capture] [--filter TEXT]\n");
     exit(2);
 }
 
@@ -392,6 +404,10 @@ int main(int argc, char **argv) {
                     if (!strcmp(val, ck__attn_variant_name(vv))) op.variant = vv;
                 if (op.variant < 0) usage();
             }
+        } else if (!strcmp(a, "--fa3-config") && val) {
+            i++;
+            op.fa3_cfg = strcmp(val, "all") ? strcmp(val, "auto") ? atoi(val) : -1 : -2;
+            if (op.fa3_cfg >= ck__attn_fa3_configs()) usage();
         } else if (!strcmp(a, "--simt")) {
             op.simt = 1;
         } else if (!strcmp(a, "--reps") && val) {
@@ -426,6 +442,7 @@ int main(int argc, char **argv) {
     printf("\n");
     CUDA_CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaMalloc(&g_flush, g_flush_bytes));
+    CUDA_CHECK(cudaMalloc(&g_scratch, (size_t)128 << 20));
 
     FILE       *csv = NULL;
     const char *out = getenv("OUT");
@@ -436,7 +453,7 @@ int main(int argc, char **argv) {
         else fprintf(csv, "S,shape,dtype,HD,G,Tq,Tk,variant,used,ms,tflops,max_abs,tol_used,nonfinite,bad,guard_ok,status\n");
     }
 
-    printf("%-5s %-20s %-4s %-3s %7s %6s %6s %-9s %-9s %10s %8s %10s %6s %s\n", "S", "shape", "dt", "HD", "G", "Tq",
+    printf("%-5s %-20s %-4s %-3s %7s %6s %6s %-22s %-9s %10s %8s %10s %6s %s\n", "S", "shape", "dt", "HD", "G", "Tq",
            "Tk", "variant", "used", "ms", "TF/s", "max_abs", "tol%", "status");
     int      failures = 0, checks = 0;
     uint64_t seed     = 1;
@@ -445,6 +462,12 @@ int main(int argc, char **argv) {
         failures += !capture_check<__nv_bfloat16>(glob, 56, CK_DTYPE_BF16, CK_ATTN_AUTO);
         failures += !capture_check<__nv_bfloat16>(glob, 56, CK_DTYPE_BF16, CK_ATTN_FLASH128);
         failures += !capture_check<__nv_bfloat16>(glob, 64, CK_DTYPE_BF16, CK_ATTN_WGMMA);
+        for (int c = 0; c < ck__attn_fa3_configs(); c++) {
+            ck__attn_fa3_select(c);
+            failures += !capture_check<__half>(glob, 64, CK_DTYPE_F16, CK_ATTN_FA3);
+            checks++;
+        }
+        ck__attn_fa3_select(-1);
         failures += !capture_check<__nv_bfloat16>(win, 56, CK_DTYPE_BF16, CK_ATTN_AUTO);
         failures += !capture_check<float>(win, 56, CK_DTYPE_F32, CK_ATTN_AUTO);
         checks += 5;
@@ -458,10 +481,24 @@ int main(int argc, char **argv) {
                 if (op.variant >= 0) variants = {op.variant};
                 else if (dt == CK_DTYPE_F32) variants = {CK_ATTN_AUTO};
                 else {
-                    variants = {CK_ATTN_AUTO, CK_ATTN_SMALL, CK_ATTN_FLASH64, CK_ATTN_FLASH128, CK_ATTN_WGMMA};
+                    variants = {CK_ATTN_AUTO, CK_ATTN_SMALL, CK_ATTN_FLASH64, CK_ATTN_FLASH128, CK_ATTN_WGMMA, CK_ATTN_FA3};
                     if (op.simt) variants.push_back(CK_ATTN_SIMT);
                 }
+                /* the fa3 variant once per configuration of its ladder (a row each, "fa3/<config>") */
+                std::vector<std::pair<int, int>> runs;
                 for (int var : variants) {
+                    if (var != CK_ATTN_FA3) runs.push_back({var, -2});
+                    else if (op.fa3_cfg >= -1) runs.push_back({var, op.fa3_cfg});
+                    else
+                        for (int c = -1; c < ck__attn_fa3_configs(); c++) runs.push_back({var, c});
+                }
+                for (const auto &run : runs) {
+                    const int   var = run.first;
+                    std::string vname = ck__attn_variant_name(var);
+                    if (run.second >= -1) {
+                        ck__attn_fa3_select(run.second);
+                        vname += std::string("/") + (run.second < 0 ? "auto" : ck__attn_fa3_config_name(run.second));
+                    }
                     Result r;
                     seed++;
                     if (dt == CK_DTYPE_BF16) r = run_one<__nv_bfloat16>(sh, HD, dt, var, op, seed);
@@ -470,7 +507,7 @@ int main(int argc, char **argv) {
                     if (r.used < 0) {
                         if (op.variant >= 0 || var == CK_ATTN_AUTO)
                             printf("%-5d %-20s %-4s %-3d %7lld %6d %6d %-9s %-9s %10s\n", sh.S, sh.name.c_str(),
-                                   dt_short(dt), HD, (long long)sh.G, sh.Tq, sh.Tk, ck__attn_variant_name(var), "n/a",
+                                   dt_short(dt), HD, (long long)sh.G, sh.Tq, sh.Tk, vname.c_str(), "n/a",
                                    "-");
                         continue;
                     }
@@ -479,14 +516,14 @@ int main(int argc, char **argv) {
                     failures += !ok;
                     const char *status = ok ? "ok" : r.nonfinite ? "FAIL(nonfinite)" : !r.guard_ok ? "FAIL(guard)"
                                                                                                     : "FAIL(values)";
-                    printf("%-5d %-20s %-4s %-3d %7lld %6d %6d %-9s %-9s %10.4f %8.1f %10.3g %5.0f%% %s\n", sh.S,
-                           sh.name.c_str(), dt_short(dt), HD, (long long)sh.G, sh.Tq, sh.Tk, ck__attn_variant_name(var),
+                    printf("%-5d %-20s %-4s %-3d %7lld %6d %6d %-22s %-9s %10.4f %8.1f %10.3g %5.0f%% %s\n", sh.S,
+                           sh.name.c_str(), dt_short(dt), HD, (long long)sh.G, sh.Tq, sh.Tk, vname.c_str(),
                            ck__attn_variant_name(r.used), r.ms, r.tflops, r.max_abs, 100 * r.tol_used, status);
                     fflush(stdout);
                     if (csv)
                         fprintf(csv, "%d,%s,%s,%d,%lld,%d,%d,%s,%s,%.5f,%.2f,%.4g,%.3f,%ld,%ld,%d,%s\n", sh.S,
                                 sh.name.c_str(), dt_short(dt), HD, (long long)sh.G, sh.Tq, sh.Tk,
-                                ck__attn_variant_name(var), ck__attn_variant_name(r.used), r.ms, r.tflops, r.max_abs,
+                                vname.c_str(), ck__attn_variant_name(r.used), r.ms, r.tflops, r.max_abs,
                                 r.tol_used, r.nonfinite, r.bad, r.guard_ok, ok ? "ok" : "FAIL");
                 }
             }

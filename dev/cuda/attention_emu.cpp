@@ -463,6 +463,11 @@ extern "C" cudaStream_t ck_cuda_stream(ck_backend *be) {
     (void)be;
     return nullptr;
 }
+extern "C" void *ck_cuda_scratch(ck_backend *be, size_t *bytes) {
+    (void)be;
+    *bytes = 0;
+    return nullptr;
+}
 extern "C" void ck__cuda_failed(const char *file, int line, const char *expr, const char *what) {
     fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, expr, what);
     exit(2);

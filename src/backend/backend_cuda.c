@@ -72,6 +72,11 @@ void ck__cuda_kernel_check(ck_cuda *cu, const char *file, int line) {
 }
 
 cudaStream_t ck_cuda_stream(ck_backend *be) { return ck_cuda_of(be)->stream; }
+void        *ck_cuda_scratch(ck_backend *be, size_t *bytes) {
+    ck_cuda *cu = ck_cuda_of(be);
+    *bytes      = cu->scratch_bytes;
+    return cu->scratch;
+}
 
 /* ---- memory ---- */
 

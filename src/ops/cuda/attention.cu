@@ -37,6 +37,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#ifndef CK_ATTN_EMU
+#include <cuda.h> /* CUtensorMap and its enums (the encoder itself is fetched from the driver at run time) */
+#endif
 
 #include "ops/cuda/attention.h"
 
@@ -681,6 +684,8 @@ __global__ void __launch_bounds__(NWG * 128, 2)
 #endif
 }
 
+#include "ops/cuda/attention_fa3.cuh"
+
 /* ---------------------------------------------------------------------------------------------------------
  * SIMT kernel (f32 parity path; also any dtype with a head dim the tensor-core kernels lack, HD <= DM).
  * One thread per query row, BQ rows of one group per block, K/V tiles of 32 keys converted to f32 in shared
@@ -771,6 +776,8 @@ struct ck__attn_args {
     int         Tq, Tk, HD;
     float       scale;
     cudaStream_t stream;
+    void       *scratch; /* op temporaries (ck_cuda_scratch): the FA3 kernel's key-split partials */
+    size_t      scratch_bytes;
 };
 
 template <typename T, int D, int MT> void ck__launch_flash(const ck__attn_args &a) {
@@ -829,6 +836,141 @@ template <typename T, int D> int ck__launch_wgmma(const ck__attn_args &a) {
     return CK_ATTN_WGMMA;
 }
 
+#ifndef CK_ATTN_EMU
+/* cuTensorMapEncodeTiled from the driver, without linking libcuda (the runtime hands out its entry point). */
+typedef CUresult (*ck__encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                        const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                        CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                        CUtensorMapFloatOOBfill);
+ck__encode_tiled_fn ck__tensor_map_encoder(void) {
+    static const ck__encode_tiled_fn fn = []() -> ck__encode_tiled_fn {
+        void                           *p = nullptr;
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) !=
+                cudaSuccess ||
+            q != cudaDriverEntryPointSuccess) {
+            (void)cudaGetLastError(); /* not a launch failure: the kernel is simply not offered */
+            return nullptr;
+        }
+        return (ck__encode_tiled_fn)p;
+    }();
+    return fn;
+}
+
+/* (G, rows, 64) 16-bit, rows contiguous: boxes of box_rows × 64 in the 128-byte swizzle, rows past `rows` of a
+ * group read as zeros. */
+int ck__fa3_map(CUtensorMap *m, const void *base, int64_t rows, int64_t G, int box_rows, CUtensorMapDataType dt) {
+    const ck__encode_tiled_fn enc = ck__tensor_map_encoder();
+    if (!enc) return -1;
+    const cuuint64_t dim[3]    = {64, (cuuint64_t)rows, (cuuint64_t)G};
+    const cuuint64_t stride[2] = {64 * 2, (cuuint64_t)rows * 64 * 2};
+    const cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1}, elem[3] = {1, 1, 1};
+    return enc(m, dt, 3, const_cast<void *>(base), dim, stride, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
+                   CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* The configuration the FA3 variant launches: -1 = chosen per shape (ck__fa3_auto_config), else an index into
+ * fa3::kConfigs (the bench walks them all). */
+int g_fa3_config = -1;
+
+/* How a shape's query tiles go over the SMs (one block of BQ rows per SM at a time): `main` tiles in full waves,
+ * and the last, partial wave's `tail` tiles with their keys split `nsplit` ways over the SMs the wave would leave
+ * idle (merged by fa3_combine_kernel), when that wave is at most half full and the scratch holds the partials. */
+int ck__attn_sm_count(void); /* below, with the automatic choice */
+
+struct ck__fa3_plan {
+    int64_t ntiles, main, tail;
+    int     nsplit;
+};
+ck__fa3_plan ck__fa3_planning(const ck__attn_args &a, int BQ) {
+    ck__fa3_plan  p;
+    const int64_t nqb = (a.Tq + BQ - 1) / BQ;
+    const int     sms = ck__attn_sm_count(), nkt = (a.Tk + fa3::kBK - 1) / fa3::kBK;
+    p.ntiles = a.G * nqb;
+    p.tail   = p.ntiles % sms;
+    p.nsplit = 1;
+    if (p.tail > 0 && 2 * p.tail <= sms) {
+        int n = (int)(sms / p.tail);
+        n     = n < 8 ? n : 8;
+        n     = n < nkt / 2 ? n : nkt / 2; /* at least two key tiles per split */
+        const size_t need = (size_t)p.tail * n * BQ * fa3::kPartRow * sizeof(float);
+        if (n >= 2 && need <= a.scratch_bytes) p.nsplit = n;
+    }
+    if (p.nsplit == 1) p.tail = 0;
+    p.main = p.ntiles - p.tail;
+    return p;
+}
+
+/* The configuration for a shape: the three-consumer block (BQ = 192; the faster per SM, measured in the ladder)
+ * unless its tiles fill the last wave so poorly that the two-consumer block (BQ = 128) finishes first. Cost =
+ * waves (the split tail counted at 1/nsplit of one) over the configuration's relative rate per SM. */
+int ck__fa3_auto_config(const ck__attn_args &a) {
+    const int          sms = ck__attn_sm_count();
+    const ck__fa3_plan p3 = ck__fa3_planning(a, 192), p2 = ck__fa3_planning(a, 128);
+    auto waves = [sms](const ck__fa3_plan &p) {
+        return (double)(p.main / sms) + (p.main % sms ? 1.0 : 0.0) + (p.tail ? 1.0 / p.nsplit : 0.0);
+    };
+    const double kRate3 = 1.0, kRate2 = 0.81; /* nc3-ns2-pp vs nc2-ns3-pp per SM at 8x16384^2 (H200) */
+    return waves(p3) / kRate3 <= waves(p2) / kRate2 ? 0 : 2;
+}
+
+template <typename T, int NC, int NS, int EMU, int PP> int ck__launch_fa3_cfg(const ck__attn_args &a) {
+    using L   = fa3::Layout<NC, NS>;
+    auto kern = fa3::attention_fa3_kernel<T, NC, NS, EMU, PP>;
+    if (a.HD != 64 || !ck__wgmma_ready((const void *)kern)) return -1;
+    const int          BQ  = 64 * NC;
+    const int64_t      nqb = (a.Tq + BQ - 1) / BQ;
+    const ck__fa3_plan p   = ck__fa3_planning(a, BQ);
+    if (p.ntiles * 8 > INT32_MAX || a.G > UINT32_MAX) return -1;
+    const CUtensorMapDataType dt =
+        std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    CUtensorMap mq, mk, mv;
+    if (ck__fa3_map(&mq, a.q, a.Tq, a.G, 64, dt) || ck__fa3_map(&mk, a.k, a.Tk, a.G, fa3::kBK, dt) ||
+        ck__fa3_map(&mv, a.v, a.Tk, a.G, fa3::kBK, dt))
+        return -1;
+    CK_ASSERT(cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, L::smem) ==
+              cudaSuccess);
+    const float sl2 = a.scale * kCkLog2e;
+    if (p.main > 0)
+        CK_ATTN_LAUNCH_SMEM(kern, dim3((unsigned)p.main), dim3((NC + 1) * 128), L::smem, a.stream, mq, mk, mv,
+                            (T *)a.o, a.Tq, a.Tk, (int)nqb, sl2, 0, 1, (float *)nullptr);
+    if (p.tail > 0) {
+        float *part = (float *)a.scratch;
+        CK_ATTN_LAUNCH_SMEM(kern, dim3((unsigned)(p.tail * p.nsplit)), dim3((NC + 1) * 128), L::smem, a.stream, mq,
+                            mk, mv, (T *)a.o, a.Tq, a.Tk, (int)nqb, sl2, (int)p.main, p.nsplit, part);
+        auto comb = fa3::fa3_combine_kernel<T>;
+        CK_ATTN_LAUNCH(comb, dim3((unsigned)((p.tail * BQ + 7) / 8)), dim3(256), a.stream, (T *)a.o,
+                       (const float *)part, a.Tq, (int)nqb, BQ, (int)p.main, (int)p.tail, p.nsplit, sl2);
+    }
+    return CK_ATTN_FA3;
+}
+
+#define CK__FA3_CASE(i)                                                                                     \
+    case i:                                                                                                 \
+        return ck__launch_fa3_cfg<T, fa3::kConfigs[i].nc, fa3::kConfigs[i].ns, fa3::kConfigs[i].emu,          \
+                                  fa3::kConfigs[i].pp>(a);
+template <typename T> int ck__launch_fa3(const ck__attn_args &a) {
+    static_assert(fa3::kConfigCount == 8, "one case per configuration");
+    switch (g_fa3_config >= 0 ? g_fa3_config : ck__fa3_auto_config(a)) {
+        CK__FA3_CASE(0)
+        CK__FA3_CASE(1)
+        CK__FA3_CASE(2)
+        CK__FA3_CASE(3)
+        CK__FA3_CASE(4)
+        CK__FA3_CASE(5)
+        CK__FA3_CASE(6)
+        CK__FA3_CASE(7)
+    default: return -1;
+    }
+}
+#undef CK__FA3_CASE
+#else
+template <typename T> int ck__launch_fa3(const ck__attn_args &) { return -1; } /* no copy engine in the emulator */
+#endif
+
 template <typename T, int DM> void ck__launch_simt(const ck__attn_args &a) {
     const int     bq  = a.Tq <= 32 ? 32 : 64;
     const int64_t nqb = (a.Tq + bq - 1) / bq;
@@ -876,6 +1018,9 @@ template <typename T, int D> int ck__try_tc_dim(const ck__attn_args &a, int vari
         return -1;
     case CK_ATTN_WGMMA:
         if constexpr (full) return ck__launch_wgmma<T, D>(a);
+        return -1;
+    case CK_ATTN_FA3:
+        if constexpr (D == 64) return ck__launch_fa3<T>(a);
         return -1;
     default: return -1;
     }
@@ -945,6 +1090,17 @@ int ck__attn_launch(const ck__attn_args &a, ck_dtype dt, int tc, int variant) {
 
 } /* namespace */
 
+#ifndef CK_ATTN_EMU
+extern "C" int ck__attn_fa3_configs(void) { return fa3::kConfigCount; }
+extern "C" const char *ck__attn_fa3_config_name(int config) {
+    return config >= 0 && config < fa3::kConfigCount ? fa3::kConfigs[config].name : "none";
+}
+extern "C" void ck__attn_fa3_select(int config) {
+    CK_ASSERT(config >= -1 && config < fa3::kConfigCount);
+    g_fa3_config = config;
+}
+#endif
+
 extern "C" const char *ck__attn_variant_name(int variant) {
     switch (variant) {
     case CK_ATTN_AUTO: return "auto";
@@ -953,6 +1109,7 @@ extern "C" const char *ck__attn_variant_name(int variant) {
     case CK_ATTN_FLASH64: return "flash64";
     case CK_ATTN_FLASH128: return "flash128";
     case CK_ATTN_WGMMA: return "wgmma";
+    case CK_ATTN_FA3: return "fa3";
     default: return "none";
     }
 }
@@ -975,6 +1132,7 @@ extern "C" int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, co
     a.o = o->data, a.q = q->data, a.k = k->data, a.v = v->data;
     a.G = G, a.Tq = (int)Tq, a.Tk = (int)Tk, a.HD = (int)HD, a.scale = scale;
     a.stream = ck_cuda_stream(be);
+    a.scratch = ck_cuda_scratch(be, &a.scratch_bytes);
 
     /* 16-byte cp.async / vector stores need aligned base pointers (the arena gives 256) */
     const int aligned = (((uintptr_t)a.o | (uintptr_t)a.q | (uintptr_t)a.k | (uintptr_t)a.v) & 15) == 0;
@@ -986,9 +1144,12 @@ extern "C" int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, co
          * cannot serve this call enqueues nothing and the op's own choice runs. */
         const int own = tc ? ck__attn_auto_variant(a) : CK_ATTN_SIMT, env = ck__attn_env_variant();
         used          = env > 0 && own != CK_ATTN_SMALL ? ck__attn_launch(a, q->dtype, tc, env) : -1;
-        /* Measured on the H200 (docs/benchmarks): the Hopper kernel beats flash128 once rows hold 4096+
-         * keys (1.33 vs 1.74 ms for 8x16384^2 at HD 64) and loses on 1024-key rows; it declines (-1) on
-         * other devices and head dims, and the op's own choice runs. */
+        /* Measured on the H200 (docs/benchmarks): on global rows the FA3 kernel (HD 64) beats every other
+         * (1.20 vs 1.33 ms wgmma, 1.74 flash128 for 8x16384^2) and the wgmma kernel (HD 56 or 64) beats flash128
+         * once rows hold 4096+ keys; both decline (-1) on other devices and head dims, and the op's own choice
+         * runs. */
+        if (used < 0 && own != CK_ATTN_SMALL && a.Tq >= 256 && a.Tk >= 1024)
+            used = ck__attn_launch(a, q->dtype, tc, CK_ATTN_FA3);
         if (used < 0 && own == CK_ATTN_FLASH128 && a.Tk >= 4096) used = ck__attn_launch(a, q->dtype, tc, CK_ATTN_WGMMA);
         if (used < 0) used = ck__attn_launch(a, q->dtype, tc, own);
         if (used < 0) {

@@ -37,6 +37,8 @@ extern "C" {
 
 /* The stream every op of this backend enqueues on. */
 cudaStream_t ck_cuda_stream(ck_backend *be);
+/* The backend's scratch buffer for op temporaries (free between ops) and its size. */
+void *ck_cuda_scratch(ck_backend *be, size_t *bytes);
 /* A failing CUDA call inside the op: recorded as the backend's failure (backend_cuda.c; the stand-alone
  * bench and emulator define their own). */
 void ck__cuda_failed(const char *file, int line, const char *expr, const char *what);
@@ -52,6 +54,7 @@ typedef enum ck_attn_variant {
     CK_ATTN_FLASH64  = 3, /* tensor cores, 64 queries per block (4 warps × 16 rows) */
     CK_ATTN_FLASH128 = 4, /* tensor cores, 128 queries per block (4 warps × 32 rows) */
     CK_ATTN_WGMMA    = 5, /* Hopper wgmma, 2 warpgroups × 64 queries per block (sm_90a image on a 9.0 device) */
+    CK_ATTN_FA3      = 6, /* Hopper, HD 64: TMA producer + wgmma consumer warpgroups (attention_fa3.cuh) */
     CK_ATTN_VARIANT_COUNT
 } ck_attn_variant;
 
@@ -60,6 +63,13 @@ typedef enum ck_attn_variant {
 int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
                                const ck_tensor *v, float scale, ck_attn_variant variant);
 const char *ck__attn_variant_name(int variant);
+
+/* The FA3 variant's configurations (a ladder of block shapes and schedules, attention_fa3.cuh): how many,
+ * each one's name, and which one the variant launches from now on (-1: chosen per shape, the default;
+ * process-wide; benches only). */
+int         ck__attn_fa3_configs(void);
+const char *ck__attn_fa3_config_name(int config);
+void        ck__attn_fa3_select(int config);
 
 #ifdef __cplusplus
 }

@@ -118,6 +118,8 @@ void ck__cuda_kernel_check(ck_cuda *cu, const char *file, int line);
 /* The stream every op of this backend enqueues on (defined in backend_cuda.c; kernels that do not see
  * ck_cuda, such as attention.cu, use this). */
 cudaStream_t ck_cuda_stream(ck_backend *be);
+/* Its scratch buffer and size, likewise (attention.cu's key-split partials). */
+void *ck_cuda_scratch(ck_backend *be, size_t *bytes);
 
 /* ---- optional capabilities (backend.h ck_backend_ext) ---- */
 void ck_preprocess_cuda(ck_backend *be, const ck_preprocess_args *a);
