@@ -176,7 +176,8 @@ typedef struct ck_image {
     float *data;
 } ck_image;
 
-/* Outputs at the input frame size. Each buffer is malloc'd by the library. */
+/* Outputs at the input frame size. Each buffer is malloc'd by the library (ck_key_image, ck_result_finish:
+ * the caller's to free with ck_result_free), or, with ck_key_image_into, the caller's own, reused. */
 typedef struct ck_result {
     ck_image alpha;     /* 1 ch, linear coverage, not despeckled */
     ck_image fg;        /* 3 ch, straight sRGB-encoded foreground, not despilled */
@@ -261,6 +262,34 @@ void      ck_result_free(ck_result *res);
  * another thread, for several frames at once. ck_key_image = begin + finish with ck_ctx_params(ctx). */
 ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res);
 ck_status ck_result_finish(const ck_params *p, int width, int height, ck_result *res);
+
+/* ck_key_image into a result the caller keeps from frame to frame: its buffers are written in place when they
+ * have the frame's size, so that keying frame after frame allocates no output memory (ck_key_image mallocs
+ * ~90 MB per 1080p frame, which the kernel then page-faults in afresh on every call). The values equal
+ * ck_key_image's (begin + ck_result_finish with `post`) bit for bit. post: the post-processing of this frame,
+ * as ck_result_finish reads it (despill, despeckle, despeckle_size, comp, colorspace, input_is_linear,
+ * keep_highlights); NULL: ck_ctx_params(ctx). The context keeps its own intermediate buffers (the network's
+ * output at S x S, the resize's workspace), grown once per frame size, freed by ck_ctx_free.
+ *
+ *     ck_result res = {0};                   // kept across frames
+ *     for (...) st = ck_key_image_into(ctx, &rgb, &hint, NULL, &res);   // the first call allocates
+ *     ck_result_free(&res);
+ *
+ * Ownership: out and every buffer in it are the caller's, before and after the call. For out->alpha (1
+ * channel), fg (3), processed (4) and, when post->comp, comp (3):
+ *   - data NULL: malloc'd here at the frame's width x height and channels (ck_image filled in); the caller's
+ *     from then on, to free (ck_result_free frees with free()), or to pass again;
+ *   - data non-NULL with width, height and channels equal to the frame's: written in place (any memory the
+ *     caller owns: malloc'd, a pool's, page-locked, another library's array);
+ *   - data non-NULL of another size: CK_STATUS_ESHAPE before any work, out unchanged. The library never
+ *     frees or reallocates a buffer it was given: for a frame of another size the caller frees (or keeps)
+ *     those buffers and passes them empty.
+ * Without the comp (post->comp 0), out->comp is neither written nor freed. out->plate must be empty
+ * (CK_STATUS_EINVAL): rgb itself is read for keep_highlights. The buffers must not overlap rgb, hint or each
+ * other. On a failure after the checks the buffers stay in out (those allocated by this call included) and
+ * their contents are unspecified. One thread at a time per context, as ck_key_image. */
+ck_status ck_key_image_into(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, const ck_params *post,
+                            ck_result *out);
 
 /* The passes as CorridorKey's files store them: IEEE half (round to nearest even) for the EXR passes,
  * uint8(clip(v, 0, 1)·255) truncated for the comp. Interleaved, row-major, one block behind all four

@@ -257,6 +257,8 @@ void ck_ctx_free(ck_ctx *ctx) {
     free(ctx->host_x);
     free(ctx->host_out);
     free(ctx->pre_scratch);
+    free(ctx->into_keyed);
+    free(ctx->into_ws);
     free(ctx->cs_plate);
     free(ctx->host_x16);
     free(ctx->pre_taps);
@@ -484,6 +486,47 @@ static ck_status keep_plate(ck_ctx *ctx, const ck_image *rgb, ck_result *res) {
     return CK_OK;
 }
 
+/* Full frame: pre-processing and the forward into ctx->host_out ((S, S, 4): alpha, then fg). A failure
+ * here leaves the context failed: the device may be in any state. */
+static ck_status forward_frame(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint) {
+    ck_status st = ck__ctx_preprocess(ctx, rgb, hint);
+    if (st == CK_OK) st = ck__ctx_compute(ctx);
+    if (st == CK_OK) st = ck__ctx_download(ctx);
+    if (st != CK_OK) ctx->failed = 1;
+    return st;
+}
+
+/* The network's n interleaved (alpha, fg) pixels o4 into alpha (n) and fg (n, 3). */
+static void split_keyed(const float *o4, size_t n, float *alpha, float *fg) {
+    for (size_t i = 0; i < n; i++) {
+        const float *o = o4 + 4 * i;
+        alpha[i] = o[0], fg[3 * i] = o[1], fg[3 * i + 1] = o[2], fg[3 * i + 2] = o[3];
+    }
+}
+
+/* Tiled keying (tiled.c) of rgb as given into alpha (w·h) and fg (w·h·3) at the plate's size. blended:
+ * w·h·4 floats of scratch for the device path (NULL: allocated for this call). */
+static ck_status key_tiled(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, float *alpha, float *fg,
+                           float *blended) {
+    const int w = rgb->width, h = rgb->height;
+    ck_image  plate;
+    ck_status st = ck__ctx_working_plate(ctx, rgb, &plate);
+    if (st != CK_OK) return st;
+    if (!ck__tiled_on_device(ctx, w, h)) return ck__key_tiled_host(ctx, &plate, hint, alpha, fg);
+    float *own = blended ? NULL : malloc(sizeof(float) * 4 * (size_t)w * h);
+    if (!blended && !own) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
+    if (!blended) blended = own;
+    const float *dev = NULL;
+    st               = ck__key_tiled_device(ctx, &plate, hint, &dev);
+    if (st == CK_OK) {
+        ctx->be->download(ctx->be, blended, dev, sizeof(float) * 4 * (size_t)w * h);
+        st = ck__ctx_device_status(ctx);
+    }
+    if (st == CK_OK) split_keyed(blended, (size_t)w * h, alpha, fg);
+    free(own);
+    return st;
+}
+
 ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, ck_result *res) {
     if (!ctx || !res) return CK_STATUS_EINVAL;
     memset(res, 0, sizeof *res);
@@ -494,55 +537,19 @@ ck_status ck_key_image_begin(ck_ctx *ctx, const ck_image *rgb, const ck_image *h
 
     if (ctx->params.tile > 0) { /* tiled.c: alpha and fg at the plate's size */
         if (!alloc_keyed(res, w, h)) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
-        ck_image plate;
-        st = ck__ctx_working_plate(ctx, rgb, &plate);
-        if (st == CK_OK) st = keep_plate(ctx, rgb, res);
-        if (st != CK_OK) {
-            ck_result_free(res);
-            return st;
-        }
-        rgb = &plate;
-        if (ck__tiled_on_device(ctx, w, h)) {
-            const float *dev = NULL;
-            float       *blended = malloc(sizeof(float) * 4 * (size_t)w * h);
-            st = blended ? ck__key_tiled_device(ctx, rgb, hint, &dev)
-                         : ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
-            if (st == CK_OK) {
-                ctx->be->download(ctx->be, blended, dev, sizeof(float) * 4 * (size_t)w * h);
-                st = ck__ctx_device_status(ctx);
-            }
-            if (st == CK_OK) {
-                for (size_t i = 0; i < (size_t)w * h; i++) {
-                    res->alpha.data[i] = blended[4 * i];
-                    for (int c = 0; c < 3; c++) res->fg.data[3 * i + c] = blended[4 * i + 1 + c];
-                }
-            }
-            free(blended);
-        } else {
-            st = ck__key_tiled_host(ctx, rgb, hint, res->alpha.data, res->fg.data);
-        }
+        st = keep_plate(ctx, rgb, res);
+        if (st == CK_OK) st = key_tiled(ctx, rgb, hint, res->alpha.data, res->fg.data, NULL);
         if (st != CK_OK) ck_result_free(res);
         return st;
     }
 
-    st = ck__ctx_preprocess(ctx, rgb, hint);
-    if (st == CK_OK) st = ck__ctx_compute(ctx);
-    if (st == CK_OK) st = ck__ctx_download(ctx);
-    if (st != CK_OK) {
-        ctx->failed = 1;
-        return st;
-    }
+    if ((st = forward_frame(ctx, rgb, hint)) != CK_OK) return st;
     if (!alloc_keyed(res, S, S)) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", S, S);
     if ((st = keep_plate(ctx, rgb, res)) != CK_OK) {
         ck_result_free(res);
         return st;
     }
-    const size_t P = (size_t)S * S;
-    float       *a = res->alpha.data, *fg = res->fg.data;
-    for (size_t i = 0; i < P; i++) {
-        const float *o = ctx->host_out + 4 * i;
-        a[i] = o[0], fg[3 * i] = o[1], fg[3 * i + 1] = o[2], fg[3 * i + 2] = o[3];
-    }
+    split_keyed(ctx->host_out, (size_t)S * S, res->alpha.data, res->fg.data);
     return CK_OK;
 }
 
@@ -588,6 +595,96 @@ ck_status ck_key_image(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, c
     st = ck_result_finish(&ctx->params, rgb->width, rgb->height, res);
     if (st != CK_OK) return ck__fail(&ctx->err, st, "post-processing of a %dx%d frame failed (out of memory)", rgb->width,
                                      rgb->height);
+    return CK_OK;
+}
+
+/* *buf holding at least n floats: grown (never shrunk) once per frame size, not per frame. NULL when out of
+ * memory (the old buffer freed). */
+static float *grow_floats(float **buf, size_t *have, size_t n) {
+    if (n > *have) {
+        free(*buf);
+        *buf  = malloc(sizeof(float) * n);
+        *have = *buf ? n : 0;
+    }
+    return *buf;
+}
+
+/* One of out's images as ck_key_image_into needs it, checked before any work is done. */
+typedef struct kept_image {
+    ck_image   *im;
+    int         channels;
+    const char *name;
+} kept_image;
+
+ck_status ck_key_image_into(ck_ctx *ctx, const ck_image *rgb, const ck_image *hint, const ck_params *post,
+                            ck_result *out) {
+    if (!ctx || !out) return CK_STATUS_EINVAL;
+    if (!ctx->failed) ck__ctx_begin_call(ctx);
+    ck_status st = ck__check_frame(ctx, rgb, hint);
+    if (st != CK_OK) return st;
+    const ck_params *p = post ? post : &ctx->params;
+    const int        S = ctx->cfg.size, w = rgb->width, h = rgb->height;
+    if (out->plate.data)
+        return ck__fail(&ctx->err, CK_STATUS_EINVAL, "ck_key_image_into: out->plate must be empty (the plate is read "
+                        "in place; a result of ck_key_image_begin is not a kept result)");
+
+    /* every buffer the caller gave checked first: a mismatch changes nothing in out and keys nothing, and the
+     * library never frees or resizes the caller's memory (it may not be malloc'd) */
+    const kept_image kept[4] = {{&out->alpha, 1, "alpha"}, {&out->fg, 3, "fg"}, {&out->processed, 4, "processed"},
+                                {&out->comp, 3, "comp"}};
+    const int        n_kept  = p->comp ? 4 : 3; /* without the comp, out->comp is left alone */
+    for (int i = 0; i < n_kept; i++) {
+        const ck_image *im = kept[i].im;
+        if (im->data && (im->width != w || im->height != h || im->channels != kept[i].channels))
+            return ck__fail(&ctx->err, CK_STATUS_ESHAPE,
+                            "ck_key_image_into: out->%s is %dx%d with %d channels; this frame's is %dx%d with %d "
+                            "(free it and pass it empty for a frame of another size)",
+                            kept[i].name, im->width, im->height, im->channels, w, h, kept[i].channels);
+    }
+    for (int i = 0; i < n_kept; i++) {
+        ck_image *im = kept[i].im;
+        if (im->data) continue;
+        /* the caller's from now on, as ck_key_image's buffers are (ck_result_free) */
+        float *d = malloc(sizeof(float) * (size_t)w * h * kept[i].channels);
+        if (!d) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for a %dx%d %s buffer", w, h, kept[i].name);
+        *im = (ck_image){w, h, kept[i].channels, d};
+    }
+    for (int i = 0; i < n_kept; i++) /* what the keying below writes w × h × channels floats into */
+        CK_ASSERT(kept[i].im->data && kept[i].im->width == w && kept[i].im->height == h &&
+                  kept[i].im->channels == kept[i].channels);
+
+    if (ctx->params.tile > 0) { /* alpha and fg come at the plate's size: straight into out */
+        float *blended = NULL;
+        if (ck__tiled_on_device(ctx, w, h) &&
+            !(blended = grow_floats(&ctx->into_keyed, &ctx->into_keyed_floats, (size_t)4 * w * h)))
+            return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
+        st = key_tiled(ctx, rgb, hint, out->alpha.data, out->fg.data, blended);
+        if (st != CK_OK) return st;
+    } else {
+        if ((st = forward_frame(ctx, rgb, hint)) != CK_OK) return st;
+        const size_t P = (size_t)S * S;
+        if (w == S && h == S) { /* nothing to resize: ck_result_finish keeps these as they are */
+            split_keyed(ctx->host_out, P, out->alpha.data, out->fg.data);
+        } else {
+            /* ck_result_finish's resize (ck_resize_lanczos4 is ck_resize_ws with a workspace of its own) */
+            const size_t ws_n = ck_resize_ws_floats(CK_RESIZE_LANCZOS4, w, h, S, S, 3);
+            const size_t ws_1 = ck_resize_ws_floats(CK_RESIZE_LANCZOS4, w, h, S, S, 1);
+            float       *keyed = grow_floats(&ctx->into_keyed, &ctx->into_keyed_floats, 4 * P);
+            float       *ws    = grow_floats(&ctx->into_ws, &ctx->into_ws_floats, ws_n > ws_1 ? ws_n : ws_1);
+            if (!keyed || !ws) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for %dx%d outputs", w, h);
+            split_keyed(ctx->host_out, P, keyed, keyed + P);
+            ck_resize_ws(CK_RESIZE_LANCZOS4, out->alpha.data, 1, w, h, keyed, S, S, 1, ws);
+            ck_resize_ws(CK_RESIZE_LANCZOS4, out->fg.data, 3, w, h, keyed + P, S, S, 3, ws);
+        }
+    }
+
+    /* ck_result_finish's post-processing; the plate kept for keep_highlights is the caller's own, still there */
+    const int      highlights = ctx->params.keep_highlights && p->keep_highlights;
+    ck_post_params pp = {p->despill, p->despeckle, p->despeckle_size, p->comp,
+                         ck_colorspace_resolve(p->colorspace, p->input_is_linear), highlights ? rgb->data : NULL};
+    st = ck_postprocess(out->processed.data, p->comp ? out->comp.data : NULL, out->alpha.data, out->fg.data, w, h, &pp);
+    if (st != CK_OK)
+        return ck__fail(&ctx->err, st, "post-processing of a %dx%d frame failed: %s", w, h, ck_status_str(st));
     return CK_OK;
 }
 

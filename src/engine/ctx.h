@@ -56,6 +56,13 @@ struct ck_ctx {
     size_t        cs_plate_floats;
     float        *pre_scratch;     /* host pre-processing workspace */
     size_t        pre_scratch_floats;
+    /* ck_key_image_into's own buffers, grown once per frame size and kept, so that keying frame after frame
+     * into the caller's outputs allocates (and page-faults in) nothing: the network's alpha and fg at S × S
+     * before the resize back (or the device tiles' blend), and the Lanczos resize's workspace */
+    float        *into_keyed;
+    size_t        into_keyed_floats;
+    float        *into_ws;
+    size_t        into_ws_floats;
     /* device pre-processing (gpu_preprocess) for frames of pre_w × pre_h: frame, hint, the horizontal
      * pass and the tap tables, in the activation arena behind the input when they fit (nothing else
      * lives there before the forward starts), else in pre_dev */
