@@ -268,7 +268,8 @@ class Keyer:
         return self._ctx.weight_bytes
 
     # -- keying --
-    def key(self, rgb, hint, *, despill=None, despeckle=None, despeckle_size=None, comp=None, passes=False):
+    def key(self, rgb, hint, *, despill=None, despeckle=None, despeckle_size=None, comp=None, passes=False,
+            out=None):
         """Keys one frame: ck_key_image_begin (the network) + ck_result_finish (resize back, despill,
         despeckle, premultiply, comp), with the GIL released.
 
@@ -281,15 +282,31 @@ class Keyer:
         passes True: also the passes' exact samples as CorridorKey's files store them (ck_passes_from_result:
                half floats, round to nearest even; the comp as uint8(clip(v, 0, 1) * 255) truncated)
 
+        out    None: new arrays. A KeyResult of an earlier key() of a frame of this size: this frame is keyed
+               into its arrays in place (ck_key_image_into: no output memory allocated, the same array objects
+               afterwards) and `out` itself is returned. Its arrays must be float32 (H, W), (H, W, 3),
+               (H, W, 4), (H, W, 3), C-contiguous, writable and apart from each other and from rgb and hint,
+               else ShapeError / DtypeError / InvalidArgumentError, nothing keyed. With the comp off,
+               out.comp becomes None (its array is not written); with the comp on and out.comp None, a new
+               comp array is made. The passes (passes=True) are new arrays on every call.
+
         A C-contiguous float32 array is read in place; other layouts and float16 are converted first.
-        Returns a KeyResult whose arrays own ckey's output buffers (no copies).
+        Returns a KeyResult whose arrays own ckey's output buffers (no copies), or `out`.
         """
         if self._ctx is None:
             raise BadStateError("this Keyer was not made")
-        out = self._ctx.key(rgb, hint, _post_params(despill, despeckle, despeckle_size, comp), bool(passes))
-        p = out["passes"]
-        return KeyResult(out["alpha"], out["fg"], out["processed"], out["comp"],
-                         Passes(p["alpha"], p["fg"], p["processed"], p["comp"]) if p is not None else None)
+        kept = None
+        if out is not None:
+            if not isinstance(out, KeyResult):
+                raise InvalidArgumentError(f"out: expected a KeyResult of an earlier key(), got {type(out).__name__}")
+            kept = (out.alpha, out.fg, out.processed, out.comp)
+        r = self._ctx.key(rgb, hint, _post_params(despill, despeckle, despeckle_size, comp), bool(passes), kept)
+        p = r["passes"]
+        p = Passes(p["alpha"], p["fg"], p["processed"], p["comp"]) if p is not None else None
+        if out is None:
+            return KeyResult(r["alpha"], r["fg"], r["processed"], r["comp"], p)
+        out.comp, out.passes = r["comp"], p  # alpha, fg and processed are out's own arrays, keyed in place
+        return out
 
     def key_shot(self, image, out, hint=None, *, frames=None, skip_existing=False, exr="pxr24", video_out=None,
                  progress=None, readers=0, workers=0, despill=None, despeckle=None, despeckle_size=None, comp=None):

@@ -4,7 +4,9 @@
  * Arrays in: rgb (H, W, 3) and hint (H, W) or (H, W, 1), float32 or float16; a C-contiguous float32 array
  * is handed to ckey as it is (no copy), anything else is converted to one first.
  * Arrays out: the buffers ckey malloc'd for the ck_result (and the ck_passes block) become the numpy
- * arrays' memory (no copy); a capsule frees each when its last array goes. */
+ * arrays' memory (no copy); a capsule frees each when its last array goes. With out= (the arrays of an
+ * earlier result) the frame is keyed into those arrays instead (ck_key_image_into): no output memory is
+ * allocated, so none is page-faulted in afresh on every call. */
 #include "ckeymod.h"
 
 #include <limits.h>
@@ -243,8 +245,14 @@ static PyObject *context_close(context_object *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-/* The outputs as numpy arrays: {"alpha", "fg", "processed", "comp" (None without comp), "passes"}. */
-static PyObject *result_dict(ck_result *res, ck_passes *pv, npy_intp h, npy_intp w) {
+/* The arrays of out= (kept[i] NULL: none given; comp's also when it is off or was None). */
+typedef struct kept_arrays {
+    PyArrayObject *a[4]; /* alpha, fg, processed, comp (borrowed from the out tuple) */
+} kept_arrays;
+
+/* The outputs as numpy arrays: {"alpha", "fg", "processed", "comp" (None without comp), "passes"}: the
+ * kept array itself where one was given (keyed in place), else an array owning res's buffer. */
+static PyObject *result_dict(ck_result *res, ck_passes *pv, npy_intp h, npy_intp w, const kept_arrays *kept) {
     npy_intp  d1[2] = {h, w}, d3[3] = {h, w, 3}, d4[3] = {h, w, 4};
     PyObject *out = PyDict_New();
     /* each value is made only while its dict exists: a buffer not made into an array stays in res */
@@ -254,10 +262,13 @@ static PyObject *result_dict(ck_result *res, ck_passes *pv, npy_intp h, npy_intp
         if (dict && (!(v_ = (expr)) || PyDict_SetItemString(dict, name, v_) < 0)) Py_CLEAR(dict);                     \
         Py_XDECREF(v_);                                                                                                \
     } while (0)
-    PUT(out, "alpha", array_owning(&res->alpha.data, 2, d1));
-    PUT(out, "fg", array_owning(&res->fg.data, 3, d3));
-    PUT(out, "processed", array_owning(&res->processed.data, 3, d4));
-    PUT(out, "comp", res->comp.data ? array_owning(&res->comp.data, 3, d3) : Py_NewRef(Py_None));
+#define OUTPUT(i, field, nd, dims)                                                                              \
+    (kept && kept->a[i] ? Py_NewRef((PyObject *)kept->a[i]) : array_owning(&res->field.data, nd, dims))
+    PUT(out, "alpha", OUTPUT(0, alpha, 2, d1));
+    PUT(out, "fg", OUTPUT(1, fg, 3, d3));
+    PUT(out, "processed", OUTPUT(2, processed, 3, d4));
+    PUT(out, "comp", res->comp.data || (kept && kept->a[3]) ? OUTPUT(3, comp, 3, d3) : Py_NewRef(Py_None));
+#undef OUTPUT
     PyObject *passes = NULL;
     if (pv) {
         /* the four passes share one block; each array holds a reference to its capsule */
@@ -277,12 +288,69 @@ static PyObject *result_dict(ck_result *res, ck_passes *pv, npy_intp h, npy_intp
     return out;
 }
 
-/* key(rgb, hint, post=None, passes=False) */
+/* Whether two contiguous arrays' bytes overlap. */
+static int arrays_overlap(PyArrayObject *a, PyArrayObject *b) {
+    const char *a0 = PyArray_BYTES(a), *b0 = PyArray_BYTES(b);
+    return a0 < b0 + PyArray_NBYTES(b) && b0 < a0 + PyArray_NBYTES(a);
+}
+
+/* out=: a tuple (alpha, fg, processed, comp or None) of arrays to key into. Each must be what key() returns
+ * for this frame: float32 in native byte order, shaped (H, W), (H, W, 3), (H, W, 4), (H, W, 3), C-contiguous,
+ * aligned, writable, none overlapping another or the inputs (ckey reads the plate while writing them). comp
+ * is used only when the comp is made (else left alone: kept->a[3] NULL). 0, or -1 with a ckey exception. */
+static int kept_from_tuple(PyObject *tuple, npy_intp h, npy_intp w, int comp, PyArrayObject *const inputs[2],
+                           kept_arrays *kept, ck_result *res) {
+    memset(kept, 0, sizeof *kept);
+    if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) != 4)
+        return ckm_raisef(CK_STATUS_EINVAL, "out: expected a tuple (alpha, fg, processed, comp)"), -1;
+    static const char *const names[4]    = {"alpha", "fg", "processed", "comp"};
+    static const int         channels[4] = {1, 3, 4, 3};
+    ck_image *const          ims[4]      = {&res->alpha, &res->fg, &res->processed, &res->comp};
+    for (int i = 0; i < 4; i++) {
+        PyObject *obj = PyTuple_GET_ITEM(tuple, i);
+        if (i == 3 && (obj == Py_None || !comp)) continue; /* None with the comp on: ckey allocates it */
+        if (!PyArray_Check(obj))
+            return ckm_raisef(CK_STATUS_EDTYPE, "out.%s: expected a numpy array (a result of key() for a frame of "
+                              "this size), got %s", names[i], Py_TYPE(obj)->tp_name), -1;
+        PyArrayObject *a = (PyArrayObject *)obj;
+        char           shape[96];
+        if (PyArray_TYPE(a) != NPY_FLOAT32 || !PyArray_ISNOTSWAPPED(a))
+            return ckm_raisef(CK_STATUS_EDTYPE, "out.%s: dtype %s; key() writes native float32", names[i],
+                              PyArray_DESCR(a)->typeobj->tp_name), -1;
+        const int nd = channels[i] == 1 ? 2 : 3;
+        if (PyArray_NDIM(a) != nd || PyArray_DIM(a, 0) != h || PyArray_DIM(a, 1) != w ||
+            (nd == 3 && PyArray_DIM(a, 2) != channels[i])) {
+            if (nd == 2)
+                return ckm_raisef(CK_STATUS_ESHAPE, "out.%s: shape %s; this frame's is (%ld, %ld)", names[i],
+                                  shape_text(a, shape, sizeof shape), (long)h, (long)w), -1;
+            return ckm_raisef(CK_STATUS_ESHAPE, "out.%s: shape %s; this frame's is (%ld, %ld, %d)", names[i],
+                              shape_text(a, shape, sizeof shape), (long)h, (long)w, channels[i]), -1;
+        }
+        if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a))
+            return ckm_raisef(CK_STATUS_EINVAL, "out.%s: not a C-contiguous, aligned array (ckey writes it as one "
+                              "block)", names[i]), -1;
+        if (!PyArray_ISWRITEABLE(a))
+            return ckm_raisef(CK_STATUS_EINVAL, "out.%s: read-only array", names[i]), -1;
+        for (int j = 0; j < 2; j++)
+            if (arrays_overlap(a, inputs[j]))
+                return ckm_raisef(CK_STATUS_EINVAL, "out.%s: shares memory with %s", names[i], j ? "hint" : "rgb"), -1;
+        for (int j = 0; j < i; j++)
+            if (kept->a[j] && arrays_overlap(a, kept->a[j]))
+                return ckm_raisef(CK_STATUS_EINVAL, "out.%s: shares memory with out.%s", names[i], names[j]), -1;
+        kept->a[i] = a;
+        *ims[i]    = (ck_image){(int)w, (int)h, channels[i], (float *)PyArray_DATA(a)};
+    }
+    return 0;
+}
+
+/* key(rgb, hint, post=None, passes=False, out=None) */
 static PyObject *context_key(context_object *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"rgb", "hint", "post", "passes", NULL};
-    PyObject    *rgb_obj, *hint_obj, *post = NULL;
+    static char *names[] = {"rgb", "hint", "post", "passes", "out", NULL};
+    PyObject    *rgb_obj, *hint_obj, *post = NULL, *out_obj = Py_None;
     int          want_passes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|Op:key", names, &rgb_obj, &hint_obj, &post, &want_passes)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OpO:key", names, &rgb_obj, &hint_obj, &post, &want_passes,
+                                     &out_obj))
+        return NULL;
     ck_params p = self->params; /* = ck_ctx_params: unchanged, this is ck_key_image */
     if (ckm_params_from_dict(&p, post, 1) < 0) return NULL;
     npy_intp       h, w, hh, hw;
@@ -300,7 +368,14 @@ static PyObject *context_key(context_object *self, PyObject *args, PyObject *kw)
     const ck_image rgb_im  = {(int)w, (int)h, 3, (float *)PyArray_DATA(rgb)};
     const ck_image hint_im = {(int)w, (int)h, 1, (float *)PyArray_DATA(hint)};
     ck_result      res     = {{0}};
-    ck_passes     *pv      = want_passes ? calloc(1, sizeof *pv) : NULL;
+    kept_arrays    kept;
+    const int      into = out_obj != Py_None;
+    /* out's arrays stay alive through the call: the tuple holds them, and the caller holds the tuple */
+    if (into && kept_from_tuple(out_obj, h, w, p.comp, (PyArrayObject *const[2]){rgb, hint}, &kept, &res) < 0) {
+        Py_DECREF(rgb), Py_DECREF(hint);
+        return NULL;
+    }
+    ck_passes *pv = want_passes ? calloc(1, sizeof *pv) : NULL;
     if (want_passes && !pv) {
         Py_DECREF(rgb), Py_DECREF(hint);
         return PyErr_NoMemory();
@@ -313,10 +388,11 @@ static PyObject *context_key(context_object *self, PyObject *args, PyObject *kw)
     if (!self->ctx) {
         closed = 1;
     } else {
-        st = ck_key_image_begin(self->ctx, &rgb_im, &hint_im, &res);
+        st = into ? ck_key_image_into(self->ctx, &rgb_im, &hint_im, &p, &res)
+                  : ck_key_image_begin(self->ctx, &rgb_im, &hint_im, &res);
         if (st != CK_OK) {
             snprintf(msg, sizeof msg, "%s", ck_ctx_last_error(self->ctx));
-        } else if ((st = ck_result_finish(&p, (int)w, (int)h, &res)) != CK_OK) {
+        } else if (!into && (st = ck_result_finish(&p, (int)w, (int)h, &res)) != CK_OK) {
             snprintf(msg, sizeof msg, "post-processing of a %ldx%ld frame failed: %s", (long)w, (long)h, ck_status_str(st));
         } else if (pv && (st = ck_passes_from_result(&res, pv)) != CK_OK) {
             snprintf(msg, sizeof msg, "converting a %ldx%ld frame's passes failed: %s", (long)w, (long)h, ck_status_str(st));
@@ -325,6 +401,11 @@ static PyObject *context_key(context_object *self, PyObject *args, PyObject *kw)
     PyThread_release_lock(self->lock);
     Py_END_ALLOW_THREADS
     Py_DECREF(rgb), Py_DECREF(hint);
+    if (into) { /* the arrays' memory is theirs: only what ckey allocated (a comp for a None) is freed below */
+        ck_image *const ims[4] = {&res.alpha, &res.fg, &res.processed, &res.comp};
+        for (int i = 0; i < 4; i++)
+            if (kept.a[i]) ims[i]->data = NULL;
+    }
     if (closed || st != CK_OK) {
         ck_result_free(&res);
         if (pv) ck_passes_free(NULL, pv), free(pv);
@@ -333,7 +414,7 @@ static PyObject *context_key(context_object *self, PyObject *args, PyObject *kw)
             return ckm_raisef(st, "this Keyer cannot key after an earlier failure: %s", msg);
         return ckm_raise(st, msg);
     }
-    PyObject *out = result_dict(&res, pv, h, w);
+    PyObject *out = result_dict(&res, pv, h, w, into ? &kept : NULL);
     ck_result_free(&res); /* what the arrays did not take (nothing, or the arrays' buffers after a failure) */
     return out;
 }
@@ -357,8 +438,9 @@ static PyGetSetDef context_getset[] = {
 
 static PyMethodDef context_methods[] = {
     {"key", (PyCFunction)(void (*)(void))context_key, METH_VARARGS | METH_KEYWORDS,
-     "key(rgb, hint, post=None, passes=False) -> dict: ck_key_image_begin + ck_result_finish (post: the "
-     "per-frame despill / despeckle / despeckle_size / comp) [+ ck_passes_from_result]."},
+     "key(rgb, hint, post=None, passes=False, out=None) -> dict: ck_key_image_begin + ck_result_finish (post: "
+     "the per-frame despill / despeckle / despeckle_size / comp) [+ ck_passes_from_result]; out: a tuple "
+     "(alpha, fg, processed, comp or None) of arrays to key into instead (ck_key_image_into)."},
     {"key_shot", (PyCFunction)(void (*)(void))ckm_context_key_shot, METH_VARARGS | METH_KEYWORDS,
      "key_shot(image, out, hint=None, first=0, count=-1, ...) -> dict: ck_shot_open + ck_shot_key (shot.c)."},
     {"close", (PyCFunction)context_close, METH_NOARGS, "ck_ctx_free(); waits for a frame being keyed."},
