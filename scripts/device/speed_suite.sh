@@ -28,7 +28,8 @@
 #   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
 #   serve     `ckey serve`'s server time to key one 2048² frame (scripts/serve_key_timing.py, built-in model)
 #   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
-#             package is built into /tmp/pyck)
+#             package is built into /tmp/pyck), with fresh output buffers per call and keyed into kept ones
+#             (--reuse: ck_key_image_into / Keyer.key(out=...))
 # Logs go to $OUT. carry/deps holds unpacked Debian packages where the machine lacks OpenBLAS or OpenEXR.
 set -uo pipefail
 OUT=${OUT:-/tmp/ckey-out}
@@ -141,8 +142,9 @@ if has pyoverhead; then
     CKEY_BUILD_DIR=$PWD/build-py CKEY_CMAKE_ARGS="$opts -DCMAKE_CUDA_ARCHITECTURES=90a-real" CKEY_BUILD_JOBS=16 \
         python3 -m pip install -q --no-build-isolation --no-deps --target /tmp/pyck ./python >> "$OUT/pyoverhead_build.log" 2>&1 ||
         tail -30 "$OUT/pyoverhead_build.log"
-    PYTHONPATH=/tmp/pyck timeout 300 python3 tools/bench/key_overhead.py --bin build/fuzz/key_overhead_bench --size 1024 \
-        --device cuda ${PYOVERHEAD_ARGS:-} 2>&1 | tee "$OUT/pyoverhead.json" | tail -3
+    # both modes in the same rounds: twice the C runs of one mode
+    PYTHONPATH=/tmp/pyck timeout 480 python3 tools/bench/key_overhead.py --bin build/fuzz/key_overhead_bench --size 1024 \
+        --device cuda --reuse ${PYOVERHEAD_ARGS:-} 2>&1 | tee "$OUT/pyoverhead.json" | tail -3
     # the same with glibc keeping freed blocks (no fresh pages per call): whether page faults make the difference
     MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 PYTHONPATH=/tmp/pyck timeout 300 python3 \
         tools/bench/key_overhead.py --bin build/fuzz/key_overhead_bench --size 1024 --device cuda ${PYOVERHEAD_ARGS:-} 2>&1 |
