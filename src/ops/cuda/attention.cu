@@ -17,7 +17,11 @@
  *   attention_wgmma_kernel  Hopper (sm_90a images, compute capability 9.0): wgmma.mma_async with Q and P in
  *                           registers, K/V from 128-byte-swizzled shared tiles in a 4-stage cp.async ring, the
  *                           softmax of tile j overlapping P·V of tile j-1 (FlashAttention-3 direction, without
- *                           TMA or warp specialization). Selected on request only until measured faster.
+ *                           TMA or warp specialization). Chosen for 4096+ keys where the FA3 kernel declines (HD 56).
+ *   attention_fa3_kernel    Hopper, HD 64 (attention_fa3.cuh): a TMA producer warpgroup feeding 128-key K/V tiles
+ *                           through an mbarrier ring to two or three wgmma consumer warpgroups (setmaxnreg,
+ *                           ping-pong issue order); the last partial wave's tiles split over keys. The automatic
+ *                           choice for global rows.
  *   attention_simt_kernel   fp32 FMAs, one thread per query row; the f32 parity path (and other head dims).
  *
  * Head dim 56 runs natively in the mma.sync kernels: shared-memory rows are 7 chunks of 16 bytes, Q·Kᵀ does

@@ -11,10 +11,11 @@
  *     Tq <= 16 and Tk <= 64 (Hiera mask units) run one group per warp, everything else runs the
  *     FlashAttention-2-style kernel with 64- or 128-query blocks;
  *   - f32 and any other head dim up to 64: a SIMT kernel with fp32 FMAs (the parity path);
- *   - a Hopper wgmma kernel (HD 56/64, 16-bit) exists in sm_90a builds; the automatic choice does not use it
- *     yet. The environment variable CK_ATTN_VARIANT=<variant name> (simt, small, flash64, flash128, wgmma)
- *     makes the automatic choice try that variant first wherever it can serve the call, mask-unit shapes
- *     excepted (A/B runs of the whole model without a rebuild).
+ *   - Hopper (sm_90a images on a 9.0 device), global rows (Tq >= 256, Tk >= 1024): the FA3 kernel at HD 64
+ *     (TMA producer + wgmma consumer warpgroups, attention_fa3.cuh; the pad64 layout), else the wgmma kernel
+ *     (HD 56/64, 4096+ keys). The environment variable CK_ATTN_VARIANT=<variant name> (simt, small,
+ *     flash64, flash128, wgmma, fa3) makes the automatic choice try that variant first wherever it can
+ *     serve the call, mask-unit shapes excepted (A/B runs of the whole model without a rebuild).
  * ck_cuda_stream is provided by the CUDA backend (and by standalone harnesses such as
  * dev/cuda/attention_bench.cu).
  */
