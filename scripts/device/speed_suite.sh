@@ -108,8 +108,11 @@ if has determinism && [ -f carry/old.tgz ]; then
     for S in ${DET_SIZES:-512 2048}; do
         k $B --out $d/a$S --size $S; k $B --out $d/b$S --size $S
         diff -r $d/a$S $d/b$S > /dev/null && echo "S=$S fp16, two runs of this tree: identical" || echo "S=$S fp16, two runs: DIFFER"
-        CK_CONV=kernel k /tmp/old/build/ckey --out $d/o$S --size $S; CK_CONV=kernel k $B --out $d/n$S --size $S
-        diff -r $d/o$S $d/n$S > /dev/null && echo "S=$S fp16 CK_CONV=kernel, $(cat carry/OLD_COMMIT) against this tree: identical" ||
+        # DET_ATTN names the attention variant this tree's run tries first (the earlier commit's kernel, when
+        # the comparison is about everything but a new attention kernel)
+        CK_CONV=kernel k /tmp/old/build/ckey --out $d/o$S --size $S
+        (if [ -n "${DET_ATTN:-}" ]; then export CK_ATTN_VARIANT=$DET_ATTN; fi; CK_CONV=kernel k $B --out $d/n$S --size $S)
+        diff -r $d/o$S $d/n$S > /dev/null && echo "S=$S fp16 CK_CONV=kernel ${DET_ATTN:+CK_ATTN_VARIANT=$DET_ATTN}, $(cat carry/OLD_COMMIT) against this tree: identical" ||
             echo "S=$S fp16 CK_CONV=kernel, old against new: DIFFER"
     done | tee "$OUT/determinism.log"
 fi
