@@ -504,6 +504,7 @@ int main(int argc, char **argv) {
                     if (dt == CK_DTYPE_BF16) r = run_one<__nv_bfloat16>(sh, HD, dt, var, op, seed);
                     else if (dt == CK_DTYPE_F16) r = run_one<__half>(sh, HD, dt, var, op, seed);
                     else r = run_one<float>(sh, HD, dt, var, op, seed);
+                    ck__attn_fa3_select(-1); /* the "auto" rows and the op keep the per-shape choice */
                     if (r.used < 0) {
                         if (op.variant >= 0 || var == CK_ATTN_AUTO)
                             printf("%-5d %-20s %-4s %-3d %7lld %6d %6d %-9s %-9s %10s\n", sh.S, sh.name.c_str(),

@@ -108,6 +108,12 @@ if has determinism && [ -f carry/old.tgz ]; then
     for S in ${DET_SIZES:-512 2048}; do
         k $B --out $d/a$S --size $S; k $B --out $d/b$S --size $S
         diff -r $d/a$S $d/b$S > /dev/null && echo "S=$S fp16, two runs of this tree: identical" || echo "S=$S fp16, two runs: DIFFER"
+        # the same with one kernel choice pinned each (which of them, if any, varies from one process to the next)
+        for pin in CK_ATTN_VARIANT=wgmma CK_CONV=kernel CK_CONV=cudnn; do
+            (export "$pin"; k $B --out $d/pa$S --size $S; k $B --out $d/pb$S --size $S)
+            diff -r $d/pa$S $d/pb$S > /dev/null && echo "S=$S fp16 $pin, two runs: identical" || echo "S=$S fp16 $pin, two runs: DIFFER"
+            rm -rf $d/pa$S $d/pb$S
+        done
         # DET_ATTN names the attention variant this tree's run tries first (the earlier commit's kernel, when
         # the comparison is about everything but a new attention kernel)
         CK_CONV=kernel k /tmp/old/build/ckey --out $d/o$S --size $S

@@ -908,17 +908,19 @@ ck__fa3_plan ck__fa3_planning(const ck__attn_args &a, int BQ) {
     return p;
 }
 
-/* The configuration for a shape: the three-consumer block (BQ = 192; the faster per SM, measured in the ladder)
- * unless its tiles fill the last wave so poorly that the two-consumer block (BQ = 128) finishes first. Cost =
- * waves (the split tail counted at 1/nsplit of one) over the configuration's relative rate per SM. */
+/* The configuration for a shape: the three-consumer block (nc3-ns3-pp, BQ = 192: the most query rows per SM and
+ * second, measured in the ladder) unless its tiles fill the waves so poorly that the two-consumer block
+ * (nc2-ns3-pp, BQ = 128, 0.78 of its rows per second) finishes first. Cost = waves (a split tail counted at
+ * 1/nsplit of one) × the time of one wave (BQ over the rate). On the H200 this picks the faster of the two on
+ * every shape of the ladder (docs/benchmarks/2026-12-03-h200.md). */
 int ck__fa3_auto_config(const ck__attn_args &a) {
     const int          sms = ck__attn_sm_count();
     const ck__fa3_plan p3 = ck__fa3_planning(a, 192), p2 = ck__fa3_planning(a, 128);
     auto waves = [sms](const ck__fa3_plan &p) {
         return (double)(p.main / sms) + (p.main % sms ? 1.0 : 0.0) + (p.tail ? 1.0 / p.nsplit : 0.0);
     };
-    const double kRate3 = 1.0, kRate2 = 0.81; /* nc3-ns2-pp vs nc2-ns3-pp per SM at 8x16384^2 (H200) */
-    return waves(p3) / kRate3 <= waves(p2) / kRate2 ? 0 : 2;
+    const double kRows3 = 1.0, kRows2 = 0.78; /* query rows per second and SM, relative */
+    return waves(p3) * 192.0 / kRows3 <= waves(p2) * 128.0 / kRows2 ? 1 : 2;
 }
 
 template <typename T, int NC, int NS, int EMU, int PP> int ck__launch_fa3_cfg(const ck__attn_args &a) {
