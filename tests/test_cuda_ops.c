@@ -653,12 +653,12 @@ static void test_op_attention(void) {
     test_attention(8, 1024, 1024, 56, 56);   /* blocks 6-20, global */
     test_attention(16, 256, 1024, 56, 64);   /* block 21, global q-pool, pad64 */
     test_attention(16, 256, 256, 56, 56);    /* blocks 22-23 */
-    /* pad64 global rows take the Hopper FA3 kernel where there is one: a partial last wave split over keys
-     * (8 groups: 48 tiles of 192 rows in two key halves), full waves plus a split tail (176 tiles), ragged rows
-     * and a partial last key tile */
-    test_attention(8, 1024, 1024, 56, 64);
+    /* pad64 rows of 4096+ keys take the Hopper FA3 kernel where there is one: a partial wave split over keys
+     * (16 tiles of 128 rows, eight key splits each), full waves plus a split tail (176 tiles of 192 rows), ragged
+     * rows and a partial last key tile */
+    test_attention(2, 1024, 4096, 56, 64);
     test_attention(8, 4096, 4096, 56, 64);
-    test_attention(3, 1000, 1500, 56, 64);
+    test_attention(3, 1000, 4500, 56, 64);
     test_attention(3, 5, 7, 8, 8);
     test_attention(2, 33, 65, 24, 24);
 }

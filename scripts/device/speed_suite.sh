@@ -93,9 +93,9 @@ if has identity && [ -f carry/old.tgz ]; then
     done; done | tee -a "$OUT/identity.log"
 fi
 
-if has determinism && [ -f carry/old.tgz ]; then
+if has determinism; then
     echo "== determinism (elapsed $(( $(date +%s) - start )) s)"
-    if [ ! -x /tmp/old/build/ckey ]; then
+    if [ -f carry/old.tgz ] && [ ! -x /tmp/old/build/ckey ]; then
         rm -rf /tmp/old && mkdir -p /tmp/old && tar -xzf carry/old.tgz -C /tmp/old
         (cd /tmp/old && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $opts \
             > "$OUT/identity_build.log" 2>&1 && cmake --build build -j16 --target ckey >> "$OUT/identity_build.log" 2>&1) ||
@@ -109,13 +109,14 @@ if has determinism && [ -f carry/old.tgz ]; then
         k $B --out $d/a$S --size $S; k $B --out $d/b$S --size $S
         diff -r $d/a$S $d/b$S > /dev/null && echo "S=$S fp16, two runs of this tree: identical" || echo "S=$S fp16, two runs: DIFFER"
         # the same with one kernel choice pinned each (which of them, if any, varies from one process to the next)
-        for pin in CK_ATTN_VARIANT=wgmma CK_CONV=kernel CK_CONV=cudnn; do
+        for pin in ${DET_PINS-CK_ATTN_VARIANT=wgmma CK_CONV=kernel CK_CONV=cudnn}; do
             (export "$pin"; k $B --out $d/pa$S --size $S; k $B --out $d/pb$S --size $S)
             diff -r $d/pa$S $d/pb$S > /dev/null && echo "S=$S fp16 $pin, two runs: identical" || echo "S=$S fp16 $pin, two runs: DIFFER"
             rm -rf $d/pa$S $d/pb$S
         done
         # DET_ATTN names the attention variant this tree's run tries first (the earlier commit's kernel, when
         # the comparison is about everything but a new attention kernel)
+        [ -x /tmp/old/build/ckey ] || continue # no earlier commit carried: this tree's runs only
         CK_CONV=kernel k /tmp/old/build/ckey --out $d/o$S --size $S
         (if [ -n "${DET_ATTN:-}" ]; then export CK_ATTN_VARIANT=$DET_ATTN; fi; CK_CONV=kernel k $B --out $d/n$S --size $S)
         diff -r $d/o$S $d/n$S > /dev/null && echo "S=$S fp16 CK_CONV=kernel ${DET_ATTN:+CK_ATTN_VARIANT=$DET_ATTN}, $(cat carry/OLD_COMMIT) against this tree: identical" ||

@@ -1150,11 +1150,12 @@ extern "C" int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, co
          * cannot serve this call enqueues nothing and the op's own choice runs. */
         const int own = tc ? ck__attn_auto_variant(a) : CK_ATTN_SIMT, env = ck__attn_env_variant();
         used          = env > 0 && own != CK_ATTN_SMALL ? ck__attn_launch(a, q->dtype, tc, env) : -1;
-        /* Measured on the H200 (docs/benchmarks): on global rows the FA3 kernel (HD 64) beats every other
-         * (1.20 vs 1.33 ms wgmma, 1.74 flash128 for 8x16384^2) and the wgmma kernel (HD 56 or 64) beats flash128
-         * once rows hold 4096+ keys; both decline (-1) on other devices and head dims, and the op's own choice
-         * runs. */
-        if (used < 0 && own != CK_ATTN_SMALL && a.Tq >= 256 && a.Tk >= 1024)
+        /* Measured on the H200 (docs/benchmarks/2026-12-03-h200.md): on rows of 4096+ keys the FA3 kernel
+         * (HD 64) beats every other (1.01 vs 1.33 ms wgmma, 1.74 flash128 for 8x16384^2) and the wgmma kernel
+         * (HD 56 or 64) beats flash128; both decline (-1) on other devices and head dims, and the op's own choice
+         * runs. On 1024-key rows (S = 512) FA3 is ~10 % faster per call but took the fp16 precision gate's
+         * alpha max from 1.01 to 1.22 of PyTorch's, so those keep the flash kernels. */
+        if (used < 0 && own != CK_ATTN_SMALL && a.Tq >= 256 && a.Tk >= 4096)
             used = ck__attn_launch(a, q->dtype, tc, CK_ATTN_FA3);
         if (used < 0 && own == CK_ATTN_FLASH128 && a.Tk >= 4096) used = ck__attn_launch(a, q->dtype, tc, CK_ATTN_WGMMA);
         if (used < 0) used = ck__attn_launch(a, q->dtype, tc, own);

@@ -11,7 +11,7 @@
  *     Tq <= 16 and Tk <= 64 (Hiera mask units) run one group per warp, everything else runs the
  *     FlashAttention-2-style kernel with 64- or 128-query blocks;
  *   - f32 and any other head dim up to 64: a SIMT kernel with fp32 FMAs (the parity path);
- *   - Hopper (sm_90a images on a 9.0 device), global rows (Tq >= 256, Tk >= 1024): the FA3 kernel at HD 64
+ *   - Hopper (sm_90a images on a 9.0 device), global rows (Tq >= 256, Tk >= 4096): the FA3 kernel at HD 64
  *     (TMA producer + wgmma consumer warpgroups, attention_fa3.cuh; the pad64 layout), else the wgmma kernel
  *     (HD 56/64, 4096+ keys). The environment variable CK_ATTN_VARIANT=<variant name> (simt, small,
  *     flash64, flash128, wgmma, fa3) makes the automatic choice try that variant first wherever it can

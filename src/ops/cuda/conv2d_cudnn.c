@@ -18,8 +18,9 @@
  *        cudnn+bias : cudnnConvolutionBiasActivationForward, identity activation (this requires
  *                     IMPLICIT_PRECOMP_GEMM), bias float32 if cuDNN takes it, else a 16-bit copy;
  *        kernel     : the built-in kernel (CK_CONV=auto only);
- *      cudnn+bias when it runs, else cudnn; the kernel only when it is faster by 25 % (a fixed preference, so
- *      that timing noise cannot flip the choice between runs or nodes: every run computes the same bits).
+ *      cudnn+bias when it runs, else cudnn; the kernel for input channels not a multiple of 8 (a fixed rule
+ *      that no timing enters, so the choice cannot flip between runs or nodes: every run computes the same
+ *      bits; a 25 % timing margin still flipped one problem at S = 2048).
  *      Without bias only the first and the last compete. The first backend of the process
  *      to time a problem on a kind of device decides it for every later one (g_decisions), so that any
  *      context, stream or GPU of that kind computes the same bits.
@@ -318,14 +319,15 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
     float t_fused = fused_ok ? plan_time(be, p, V_FUSED, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil) : -1.0f;
     float t_kern  = cu->conv_mode == CK_CONV_AUTO ? plan_time(be, p, V_KERNEL, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil)
                                                   : -1.0f;
-    /* The choice must not flip with timing noise (the same frame would come out with other bits in another
-     * run or on another node): cuDNN's conv + bias whenever it runs (one rounding of the bias, one pass),
-     * else its conv and the add; the built-in kernel only when it is clearly faster (by 25 %). */
-    int   best = V_KERNEL;
-    float t    = -1.0f;
-    if (t_cudnn >= 0.0f) best = V_CUDNN, t = t_cudnn;
-    if (t_fused >= 0.0f) best = V_FUSED, t = t_fused;
-    if (cu->conv_mode == CK_CONV_AUTO && t_kern >= 0.0f && (t < 0.0f || t_kern < 0.75f * t)) best = V_KERNEL, t = t_kern;
+    /* The choice must not depend on timing at all (a problem near any threshold came out with other bits in
+     * another process: seen at S = 2048 with a 25 % margin): cuDNN's conv + bias whenever it runs (one rounding
+     * of the bias, one pass), else its conv and the add; in auto mode the built-in kernel for inputs whose
+     * channels are not a multiple of 8, where cuDNN has only its generic engines (the patch embedding's 4).
+     * The times are kept for the plan log. */
+    int best = V_KERNEL;
+    if (t_cudnn >= 0.0f) best = V_CUDNN;
+    if (t_fused >= 0.0f) best = V_FUSED;
+    if (cu->conv_mode == CK_CONV_AUTO && t_kern >= 0.0f && key->c % 8 != 0) best = V_KERNEL;
     p->use = best;
     if (decision_record(p, cu, &d) && decision_adopt(p, &d, found, fused_ok)) best = p->use; /* another backend's, first */
     ck__log(cc->plan_log, "conv2d %s %dx%dx%dx%d k%dx%d/%d p%d d%d ->%d%s: cudnn algo %d %.3f ms, cudnn+bias %.3f ms%s, "
