@@ -6,16 +6,24 @@
  * "ldmatrix"). cp.async copies land either at issue or only at cp.async.wait_group (two modes), which
  * exposes a missing wait or barrier and a stage overwritten while still being read. Global reads through
  * cp.async are bounds-checked against the input tensors; outputs are poisoned (NaN) and fenced with guard
- * bytes. What it cannot see: real timing, bank conflicts, register spills, or a misreading of the PTX
- * layouts shared by kernel and emulator (the GPU bench, dev/cuda/attention_bench.cu, is the final word).
+ * bytes. The FA3 kernel (attention_fa3.cuh) also gets the copy engine (3-D boxes landing 128-byte swizzled,
+ * rows out of bounds zero-filled, reads bounds-checked; at issue, or deferred until some thread waits),
+ * transaction barriers (phases, arrival counts, expected bytes), named barriers and wgmma with both operands
+ * in shared memory; a producer that refills a stage before its release, or a consumer that never releases
+ * one, ends in the deadlock report. Two emulated devices: 132 SMs, where small shapes split their keys, and
+ * 2, where every block walks all of its keys through the ring. What it cannot see: real timing, bank
+ * conflicts, register spills, or a misreading of the PTX layouts shared by kernel and emulator (the GPU
+ * bench, dev/cuda/attention_bench.cu, is the final word).
  *
  * Build and run (from the repository root):
  *   make -C dev/cuda attn_emu && ./dev/cuda/attn_emu          (or: ./dev/cuda/attn_emu -v)
+ * ctest runs it as test_attention_emu wherever the CUDA backend is built.
  */
 #define CK_ATTN_EMU 1
 
 #include <ucontext.h>
 
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -28,6 +36,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -43,6 +52,8 @@
 #define __launch_bounds__(...)
 #undef __forceinline__
 #define __forceinline__ inline
+#undef __grid_constant__
+#define __grid_constant__
 
 uint3 threadIdx, blockIdx;
 dim3  blockDim, gridDim;
@@ -95,6 +106,22 @@ static long                  progress;
 static int                   deferred_copies; /* 0: cp.async lands at issue, 1: at wait_group */
 static std::vector<Buf>      bufs;
 static std::mt19937          sched_rng(1);
+/* the FA3 kernel's synchronization: transaction barriers in shared memory (by address) and named barriers */
+struct MBar {
+    int      expected = 0, pending = 0;
+    long     tx    = 0;
+    unsigned phase = 0;
+};
+static std::map<uint32_t, MBar> mbars;
+static std::map<int, Barrier>   named_bar;
+/* copy-engine loads issued but not landed (deferred mode: they land when some thread next waits on a barrier) */
+struct TmaOp {
+    uint32_t                 dst, bar, bytes;
+    std::vector<uint8_t>     data; /* the box as it will land, rows already swizzled into place */
+    std::vector<uint32_t>    where;
+};
+static std::vector<TmaOp> tma_open;
+static long               n_tma;
 static long                  n_mma, n_ldsm, n_cp;
 
 [[noreturn]] static void fail(const char *msg) {
@@ -161,6 +188,9 @@ static void run_block(unsigned nthreads) {
     wgx.resize(nwg);
     for (unsigned w = 0; w < nwg; w++) wg_bar[w].expected = (int)std::min(128u, nthreads - 128 * w);
     memset(dyn_smem, 0xCD, sizeof dyn_smem); /* stale bytes, never zeros by accident */
+    mbars.clear();
+    named_bar.clear();
+    tma_open.clear();
     for (unsigned i = 0; i < nthreads; i++) {
         Thread &t = threads[i];
         t.stack.resize(stack_bytes);
@@ -271,6 +301,16 @@ int __any_sync(unsigned mask, int pred) {
     return r;
 }
 float ck__exp2(float x) { return exp2f(x); }
+int   __float_as_int(float f) {
+    int i;
+    memcpy(&i, &f, 4);
+    return i;
+}
+float __int_as_float(int i) {
+    float f;
+    memcpy(&f, &i, 4);
+    return f;
+}
 
 static void emu_ldsm(uint32_t (&r)[4], const void *p, bool trans) {
     if (((uintptr_t)p & 15) != 0) emu::fail("ldmatrix: row address not 16-byte aligned");
@@ -426,15 +466,168 @@ template <int N> void ck__cp_async_wait() {
     }
 }
 
+/* ---- the FA3 kernel's primitives (attention_fa3.cuh, namespace fa3 finds these by ordinary lookup) ---- */
+static emu::MBar &mbar_at(uint32_t bar) {
+    auto it = emu::mbars.find(bar);
+    if (it == emu::mbars.end()) emu::fail("mbarrier used before mbarrier.init");
+    return it->second;
+}
+static void mbar_check(emu::MBar &m) {
+    if (m.pending < 0) emu::fail("mbarrier: more arrivals than its count in one phase");
+    if (m.pending == 0 && m.tx == 0) {
+        m.phase++;
+        m.pending = m.expected;
+        emu::progress++;
+    }
+}
+static void tma_land(emu::TmaOp &op) {
+    for (size_t i = 0; i < op.where.size(); i++) memcpy(emu::dyn_smem + op.where[i], &op.data[16 * i], 16);
+    emu::MBar &m = mbar_at(op.bar);
+    m.tx -= op.bytes;
+    mbar_check(m);
+}
+static void tma_flush() {
+    for (auto &op : emu::tma_open) tma_land(op);
+    emu::tma_open.clear();
+}
+void mbar_init(uint32_t bar, uint32_t count) {
+    if (bar % 8) emu::fail("mbarrier not 8-byte aligned");
+    emu::MBar m;
+    m.expected = m.pending = (int)count;
+    emu::mbars[bar]        = m;
+}
+void mbar_init_fence() {}
+void mbar_arrive(uint32_t bar) {
+    emu::MBar &m = mbar_at(bar);
+    m.pending--;
+    mbar_check(m);
+}
+void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    emu::MBar &m = mbar_at(bar);
+    m.tx += bytes;
+    m.pending--;
+    mbar_check(m);
+}
+/* Deferred copies land whenever some thread waits (the issuing producer may have exited by then); until then
+ * a consumer that waits on their barrier sees the phase still open. */
+void mbar_wait(uint32_t bar, uint32_t parity) {
+    for (;;) {
+        if ((mbar_at(bar).phase & 1u) != parity) return;
+        const bool had = !emu::tma_open.empty();
+        tma_flush();
+        if (had) emu::yield(); /* let other threads see the barrier still open at least once */
+        else if ((mbar_at(bar).phase & 1u) == parity) emu::yield();
+    }
+}
+/* the fake tensor map (attention.cu encodes through cudaGetDriverEntryPointByVersion below) */
+struct EmuMap {
+    const uint8_t *base;
+    uint64_t       dim[3], stride[2];
+    uint32_t       box[3], elem;
+    int            swizzle128;
+};
+static_assert(sizeof(EmuMap) <= sizeof(CUtensorMap), "the fake map fits the opaque one");
+void tma_prefetch_map(const CUtensorMap *) {}
+void tma_load_3d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2) {
+    EmuMap mp;
+    memcpy(&mp, map, sizeof mp);
+    if (!mp.swizzle128 || mp.box[0] * mp.elem != 128 || mp.box[2] != 1) emu::fail("tma: unexpected tensor map");
+    if (dst % 1024) emu::fail("tma: 128-byte swizzled box not 1024-byte aligned in shared memory");
+    emu::n_tma++;
+    emu::TmaOp op;
+    op.dst = dst, op.bar = bar, op.bytes = mp.box[0] * mp.box[1] * mp.elem;
+    for (uint32_t r = 0; r < mp.box[1]; r++)
+        for (uint32_t ch = 0; ch < 8; ch++) {
+            const int64_t row = (int64_t)c1 + r, col = (int64_t)c0 + ch * 8;
+            uint8_t       chunk[16] = {0}; /* out of bounds: zeros */
+            if (row >= 0 && row < (int64_t)mp.dim[1] && c2 >= 0 && c2 < (int64_t)mp.dim[2] && col >= 0 &&
+                col + 8 <= (int64_t)mp.dim[0]) {
+                const uint8_t *src = mp.base + (uint64_t)c2 * mp.stride[1] + (uint64_t)row * mp.stride[0] + col * mp.elem;
+                bool           inside = false;
+                for (const emu::Buf &b : emu::bufs)
+                    if ((const char *)src >= b.p && (const char *)src + 16 <= b.p + b.n) inside = true;
+                if (!inside) emu::fail("tma: global read outside every input tensor");
+                memcpy(chunk, src, 16);
+            }
+            uint32_t a = dst + r * 128 + ch * 16;
+            a ^= ((a >> 7) & 7) << 4;
+            if (a + 16 > sizeof emu::dyn_smem) emu::fail("tma: box outside shared memory");
+            op.data.insert(op.data.end(), chunk, chunk + 16);
+            op.where.push_back(a);
+        }
+    if (emu::deferred_copies) emu::tma_open.push_back(std::move(op));
+    else tma_land(op);
+}
+template <int N> void regs_dec() {}
+template <int N> void regs_inc() {}
+static emu::Barrier &named(int id) {
+    emu::Barrier &b = emu::named_bar[id];
+    b.expected      = 256;
+    return b;
+}
+void bar_sync(int id) { emu::wait(named(id)); }
+void bar_arrive(int id) {
+    emu::Barrier &b = named(id);
+    emu::progress++;
+    if (++b.arrived == b.expected) {
+        b.arrived = 0;
+        b.gen++;
+    }
+}
+/* wgmma.m64n128k16 with both operands in shared memory (K-major, 128-byte swizzle), as ck__wgmma_64 above. */
+static void desc_check(uint64_t desc, uint32_t &start) {
+    start = (uint32_t)(desc & 0x3FFF) << 4;
+    const uint32_t lbo = (uint32_t)((desc >> 16) & 0x3FFF) << 4, sbo = (uint32_t)((desc >> 32) & 0x3FFF) << 4,
+                   base_off = (uint32_t)((desc >> 49) & 7), mode = (uint32_t)(desc >> 62);
+    if (mode != 1 || lbo != 16 || sbo != 1024 || base_off != 0) emu::fail("wgmma: unexpected descriptor fields");
+    if (start % 1024 >= 128) emu::fail("wgmma: operand not anchored on a 1024-byte swizzle period");
+}
+static float smem_kmajor(uint32_t start, uint32_t row, uint32_t k, bool bf16) {
+    uint32_t addr = start + (row / 8) * 1024 + (row % 8) * 128 + k * 2;
+    addr ^= ((addr >> 7) & 7) << 4;
+    if (addr + 2 > sizeof emu::dyn_smem) emu::fail("wgmma: operand outside shared memory");
+    uint16_t h;
+    memcpy(&h, emu::dyn_smem + addr, 2);
+    return emu::unpack(h, bf16);
+}
+template <typename T> void wgmma_ss128(float (&d)[64], uint64_t adesc, uint64_t bdesc, int accumulate) {
+    const bool     bf16 = std::is_same<T, __nv_bfloat16>::value;
+    const unsigned wgi = threadIdx.x >> 7, me = threadIdx.x & 127;
+    if (emu::wg_bar[wgi].expected != 128) emu::fail("wgmma with an incomplete warpgroup");
+    uint32_t sa, sb;
+    desc_check(adesc, sa);
+    desc_check(bdesc, sb);
+    emu::n_mma++;
+    emu::wait(emu::wg_bar[wgi]);
+    const int w = me >> 5, L = me & 31;
+    float     A[2][16], B[16][128];
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 16; k++) A[h][k] = smem_kmajor(sa, 16 * w + (L >> 2) + 8 * h, k, bf16);
+    for (int k = 0; k < 16; k++)
+        for (int n = 0; n < 128; n++) B[k][n] = smem_kmajor(sb, n, k, bf16);
+    for (int j = 0; j < 16; j++)
+        for (int e = 0; e < 4; e++) {
+            const int col = 8 * j + 2 * (L & 3) + (e & 1);
+            float     acc = accumulate ? d[4 * j + e] : 0.0f;
+            for (int k = 0; k < 16; k++) acc += A[e >> 1][k] * B[k][col];
+            d[4 * j + e] = acc;
+        }
+    emu::wait(emu::wg_bar[wgi]);
+}
+
 /* ---- CUDA runtime calls attention.cu makes on the host ---- */
 extern "C" {
+/* Two emulated devices: 0 has the H200's 132 SMs (small shapes leave most of a wave idle, so the FA3 kernel
+ * splits keys), 1 has 2 (full waves: every block walks all its keys, and the K/V ring wraps). */
+int g_emu_device;
 cudaError_t cudaGetDevice(int *device) {
-    *device = 0;
+    *device = g_emu_device;
     return cudaSuccess;
 }
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device) {
-    (void)device;
-    *value = attr == cudaDevAttrMultiProcessorCount ? 132 : attr == cudaDevAttrComputeCapabilityMajor ? 9 : 0;
+    *value = attr == cudaDevAttrMultiProcessorCount ? (device == 1 ? 2 : 132)
+             : attr == cudaDevAttrComputeCapabilityMajor ? 9
+                                                         : 0;
     return cudaSuccess;
 }
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
@@ -447,6 +640,32 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
     (void)func;
     if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize && value > 232448) return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+static CUresult emu_encode_tiled(CUtensorMap *map, CUtensorMapDataType dt, cuuint32_t rank, void *base,
+                                 const cuuint64_t *dim, const cuuint64_t *stride, const cuuint32_t *box,
+                                 const cuuint32_t *es, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                                 CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
+    (void)l2;
+    if (rank != 3 || il != CU_TENSOR_MAP_INTERLEAVE_NONE || oob != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE ||
+        (dt != CU_TENSOR_MAP_DATA_TYPE_FLOAT16 && dt != CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) || es[0] != 1 ||
+        es[1] != 1 || es[2] != 1 || ((uintptr_t)base & 15) || stride[0] % 16 || stride[1] % 16)
+        return CUDA_ERROR_INVALID_VALUE;
+    EmuMap mp;
+    memset(&mp, 0, sizeof mp);
+    mp.base = (const uint8_t *)base;
+    for (int i = 0; i < 3; i++) mp.dim[i] = dim[i], mp.box[i] = box[i];
+    mp.stride[0] = stride[0], mp.stride[1] = stride[1], mp.elem = 2, mp.swizzle128 = sw == CU_TENSOR_MAP_SWIZZLE_128B;
+    memset(map, 0, sizeof *map);
+    memcpy(map, &mp, sizeof mp);
+    return CUDA_SUCCESS;
+}
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned int version,
+                                             unsigned long long flags, cudaDriverEntryPointQueryResult *status) {
+    (void)version, (void)flags;
+    const bool ok = !strcmp(symbol, "cuTensorMapEncodeTiled");
+    *fn           = ok ? (void *)emu_encode_tiled : nullptr;
+    if (status) *status = ok ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
     return cudaSuccess;
 }
 const char *cudaGetErrorString(cudaError_t error) {
@@ -463,10 +682,11 @@ extern "C" cudaStream_t ck_cuda_stream(ck_backend *be) {
     (void)be;
     return nullptr;
 }
+static std::vector<float> g_scratch((size_t)16 << 20); /* 64 MiB, as a backend's op temporaries */
 extern "C" void *ck_cuda_scratch(ck_backend *be, size_t *bytes) {
     (void)be;
-    *bytes = 0;
-    return nullptr;
+    *bytes = g_scratch.size() * sizeof(float);
+    return g_scratch.data();
 }
 extern "C" void ck__cuda_failed(const char *file, int line, const char *expr, const char *what) {
     fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, expr, what);
@@ -532,9 +752,9 @@ static void run_case(const Case &c, int copy_mode, uint32_t seed) {
     const int   used  = ck__attention_cuda_variant(nullptr, &o, &q, &k, &v, scale, (ck_attn_variant)c.variant);
     g_count++;
     char name[160];
-    snprintf(name, sizeof name, "%-4s HD=%-2d G=%-3lld Tq=%-4d Tk=%-4d %-8s -> %-8s copies=%s", ck_dtype_name(c.dt),
+    snprintf(name, sizeof name, "%-4s HD=%-2d G=%-3lld Tq=%-4d Tk=%-4d %-8s -> %-8s copies=%s%s", ck_dtype_name(c.dt),
              c.HD, (long long)c.G, c.Tq, c.Tk, ck__attn_variant_name(c.variant), ck__attn_variant_name(used),
-             copy_mode ? "deferred" : "at-issue");
+             copy_mode ? "deferred" : "at-issue", g_emu_device ? " sms=2" : "");
     if (used != c.expect) {
         printf("NOT OK %s: expected variant %s\n", name, ck__attn_variant_name(c.expect));
         g_fail++;
@@ -605,7 +825,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "-v")) g_verbose = 1;
     const ck_dtype BF = CK_DTYPE_BF16, HF = CK_DTYPE_F16, F32 = CK_DTYPE_F32;
     const int A = CK_ATTN_AUTO, SI = CK_ATTN_SIMT, SM = CK_ATTN_SMALL, F64 = CK_ATTN_FLASH64,
-              F128 = CK_ATTN_FLASH128, WG = CK_ATTN_WGMMA;
+              F128 = CK_ATTN_FLASH128, WG = CK_ATTN_WGMMA, FA = CK_ATTN_FA3;
     const Case cases[] = {
         /* flash kernels: ragged Tq / Tk, several K tiles (both stages), peaky and flat softmax */
         {BF, 56, 2, 130, 77, F64, F64, 2.0f},
@@ -639,6 +859,15 @@ int main(int argc, char **argv) {
         {BF, 64, 2, 17, 1, WG, WG, 1.0f},
         {BF, 56, 1, 128, 129, WG, WG, 2.0f},
         {BF, 32, 1, 64, 64, WG, -1, 2.0f},
+        /* FA3 kernel (HD 64): one tile, ragged query blocks and keys, a ring that wraps several times, more key
+         * tiles than stages, fewer keys than a tile; these shapes leave most of a wave idle, so the key split
+         * and its merge run too */
+        {HF, 64, 1, 64, 128, FA, FA, 2.0f},
+        {BF, 64, 2, 200, 700, FA, FA, 3.0f},
+        {HF, 64, 1, 130, 1000, FA, FA, 4.0f},
+        {BF, 64, 3, 100, 65, FA, FA, 2.0f},
+        {HF, 64, 1, 257, 300, FA, FA, 1.0f},
+        {HF, 56, 1, 64, 128, FA, -1, 2.0f},
         /* automatic choice */
         {HF, 64, 3, 64, 64, A, F64, 2.0f},
         {BF, 56, 4, 4, 16, A, SM, 2.0f},
@@ -659,8 +888,13 @@ int main(int argc, char **argv) {
         for (int mode = 0; mode < 2; mode++) {
             if (c.dt == CK_DTYPE_F32 && mode == 1) continue; /* the SIMT kernel issues no cp.async */
             run_case(c, mode, seed++);
+            if (c.variant == FA) { /* and on the two-SM device: no key split, the whole ring */
+                g_emu_device = 1;
+                run_case(c, mode, seed++);
+                g_emu_device = 0;
+            }
         }
-    printf("%d cases, %d failed (mma %ld, ldmatrix %ld, cp.async %ld emulated)\n", g_count, g_fail, emu::n_mma,
-           emu::n_ldsm, emu::n_cp);
+    printf("%d cases, %d failed (mma %ld, ldmatrix %ld, cp.async %ld, tma %ld emulated)\n", g_count, g_fail,
+           emu::n_mma, emu::n_ldsm, emu::n_cp, emu::n_tma);
     return g_fail ? 1 : 0;
 }

@@ -42,6 +42,9 @@ def plates(ckey_bin, tmp_path_factory):
     root = tmp_path_factory.mktemp("plates")
     run_cli(ckey_bin, "plates", "--out", root / "png", "--size", "96x64", "--count", 4, "--format", "png", "--seed", 3)
     run_cli(ckey_bin, "plates", "--out", root / "exr", "--size", "80x72", "--count", 2, "--seed", 8)
+    # a longer shot for the stop tests: the frame pipeline may hold a few frames in flight when a run is
+    # stopped, so stopping at frame 1 of 4 can still finish all 4; of 24 it cannot
+    run_cli(ckey_bin, "plates", "--out", root / "long", "--size", "96x64", "--count", 24, "--format", "png", "--seed", 4)
     return root
 
 
@@ -115,12 +118,12 @@ def complete_sets(out):
 
 def test_progress_returning_false_stops_with_complete_frames_only(plates, keyer, tmp_path):
     seen = []
-    r = keyer.key_shot(plates / "png" / "Plate", tmp_path, hint=plates / "png" / "AlphaHint",
+    r = keyer.key_shot(plates / "long" / "Plate", tmp_path, hint=plates / "long" / "AlphaHint",
                        progress=lambda f: seen.append(f.frame) or False)
     assert r.cancelled
     assert seen == [0]  # no call after the one that stopped the run
     stems = complete_sets(tmp_path)
-    assert 1 <= r.frames < 4 and len(stems) == r.frames and stems[0] == "0000"
+    assert 1 <= r.frames < 24 and len(stems) == r.frames and stems[0] == "0000"
 
 
 def test_an_exception_in_progress_stops_the_run_and_propagates(plates, keyer, tmp_path):
@@ -132,8 +135,8 @@ def test_an_exception_in_progress_stops_the_run_and_propagates(plates, keyer, tm
             raise Stop("frame 1")
 
     with pytest.raises(Stop, match="frame 1"):
-        keyer.key_shot(plates / "png" / "Plate", tmp_path, hint=plates / "png" / "AlphaHint", progress=progress)
-    assert 2 <= len(complete_sets(tmp_path)) < 4
+        keyer.key_shot(plates / "long" / "Plate", tmp_path, hint=plates / "long" / "AlphaHint", progress=progress)
+    assert 2 <= len(complete_sets(tmp_path)) < 24
     # the Keyer keys on afterwards
     r = keyer.key_shot(plates / "png" / "Plate", tmp_path / "again", hint=plates / "png" / "AlphaHint")
     assert r.frames == 4
@@ -145,8 +148,8 @@ def test_ctrl_c_raises_keyboard_interrupt_with_complete_frames_only(plates, keye
             signal.raise_signal(signal.SIGINT)  # as a terminal's Ctrl-C: handled on the main thread
 
     with pytest.raises(KeyboardInterrupt):
-        keyer.key_shot(plates / "png" / "Plate", tmp_path, hint=plates / "png" / "AlphaHint", progress=progress)
-    assert 1 <= len(complete_sets(tmp_path)) < 4
+        keyer.key_shot(plates / "long" / "Plate", tmp_path, hint=plates / "long" / "AlphaHint", progress=progress)
+    assert 1 <= len(complete_sets(tmp_path)) < 24
 
 
 def cli_error(ckey_bin, *args):

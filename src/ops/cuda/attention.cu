@@ -41,9 +41,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#ifndef CK_ATTN_EMU
 #include <cuda.h> /* CUtensorMap and its enums (the encoder itself is fetched from the driver at run time) */
-#endif
 
 #include "ops/cuda/attention.h"
 
@@ -840,7 +838,6 @@ template <typename T, int D> int ck__launch_wgmma(const ck__attn_args &a) {
     return CK_ATTN_WGMMA;
 }
 
-#ifndef CK_ATTN_EMU
 /* cuTensorMapEncodeTiled from the driver, without linking libcuda (the runtime hands out its entry point). */
 typedef CUresult (*ck__encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
                                         const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
@@ -973,9 +970,6 @@ template <typename T> int ck__launch_fa3(const ck__attn_args &a) {
     }
 }
 #undef CK__FA3_CASE
-#else
-template <typename T> int ck__launch_fa3(const ck__attn_args &) { return -1; } /* no copy engine in the emulator */
-#endif
 
 template <typename T, int DM> void ck__launch_simt(const ck__attn_args &a) {
     const int     bq  = a.Tq <= 32 ? 32 : 64;
@@ -1096,7 +1090,6 @@ int ck__attn_launch(const ck__attn_args &a, ck_dtype dt, int tc, int variant) {
 
 } /* namespace */
 
-#ifndef CK_ATTN_EMU
 extern "C" int ck__attn_fa3_configs(void) { return fa3::kConfigCount; }
 extern "C" const char *ck__attn_fa3_config_name(int config) {
     return config >= 0 && config < fa3::kConfigCount ? fa3::kConfigs[config].name : "none";
@@ -1105,7 +1098,6 @@ extern "C" void ck__attn_fa3_select(int config) {
     CK_ASSERT(config >= -1 && config < fa3::kConfigCount);
     g_fa3_config = config;
 }
-#endif
 
 extern "C" const char *ck__attn_variant_name(int variant) {
     switch (variant) {

@@ -18,16 +18,20 @@
  *              the FMA pipe (relative error 3.5e-6, far below a 16-bit rounding of P) instead of the MUFU unit:
  *              at HD 64 the MUFU's 16 exp2 per clock per SM take about as long as the MMAs of a tile.
  * Tile t lives in stage t % NS; the producer waits for the empty barrier's phase of its previous use.
- * The body exists only in sm_90a images; elsewhere the kernel is a trap and the launcher never selects it. */
-#ifndef CK_ATTN_EMU
-
+ * The body exists only in sm_90a images; elsewhere the kernel is a trap and the launcher never selects it.
+ * The host emulator (dev/cuda/attention_emu.cpp, CK_ATTN_EMU) supplies the primitives below (mbarriers, the copy
+ * engine, named barriers, wgmma) and runs this same body. */
 namespace fa3 {
 
 constexpr int kBK = 128; /* keys per tile */
 
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(CK_ATTN_EMU)
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+/* the initialized barriers visible to the copy engine and the other threads */
+__device__ __forceinline__ void mbar_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
@@ -85,7 +89,7 @@ __device__ __forceinline__ void wgmma_ss128(float (&d)[64], uint64_t adesc, uint
 }
 #undef CK__FA3_SS128
 #undef CK__FA3_D64
-#endif /* __CUDA_ARCH_FEAT_SM90_ALL */
+#endif /* __CUDA_ARCH_FEAT_SM90_ALL && !CK_ATTN_EMU */
 
 /* 2^x for x <= 0 on the FMA pipe: x = n + f with n = round(x), f in [-0.5, 0.5]; 2^f by a degree-4 fit at the
  * Chebyshev nodes (max relative error 3.5e-6); n goes into the exponent field. x is clamped at -125 (masked
@@ -185,7 +189,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     attention_fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                          const __grid_constant__ CUtensorMap tv, T *__restrict__ O, int Tq, int Tk, int nqb,
                          float sl2, int tile0, int nsplit, float *__restrict__ part) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
     using L = Layout<NC, NS>;
     constexpr int NB = kBK / 8; /* n-tiles of S */
     __shared__ __align__(16) uint32_t marker[kMarker / 4];
@@ -210,7 +214,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
             mbar_init(bar_v + 8 * s, 1);
             mbar_init(bar_e + 8 * s, NC * 4); /* lane 0 of every consumer warp */
         }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        mbar_init_fence();
     }
     __syncthreads();
 
@@ -351,5 +355,3 @@ constexpr Config kConfigs[] = {
 constexpr int kConfigCount = (int)(sizeof kConfigs / sizeof kConfigs[0]);
 
 } /* namespace fa3 */
-
-#endif /* !CK_ATTN_EMU */
