@@ -6,6 +6,8 @@
 #   profile   ckey bench --profile 1 (per-op table, synchronized) and the graph timing at each of SIZES
 #   kernels   per-kernel device times of one forward at S = 2048 (ncu, gpu__time_duration), summed by kernel
 #   attn      dev/cuda attention bench (ATTN_ARGS, default: fp16 at 2048)
+#   ladder    dev/cuda/run_ladder.sh: every attention variant and FA3 configuration at 2048 / 512 (fp16, bf16) with
+#             the FA3 kernels' SASS counts (attn_fp16_2048.log, attn_sass_counts.txt, ...)
 #   peer      the side-by-side table: ckey fp16 and torch_greenformer.py (PEER_MODES) in this call
 #   tiles     batches and tiles: network throughput by batch at 512 and 768 (TILE_BATCHES), the full frame
 #             against tiled 768/64 and 512/64 at 2048 (sweep), and whole frames (every pass) of 2048² and
@@ -166,6 +168,11 @@ if has attn; then
     make -C dev/cuda attn_bench > "$OUT/attn_build.log" 2>&1 || tail -20 "$OUT/attn_build.log"
     OUT=$OUT timeout 200 ./dev/cuda/attn_bench ${ATTN_ARGS:---dtype fp16 --size 2048} > "$OUT/attn_bench.log" 2>&1
     echo "attn rc=$?"; tail -40 "$OUT/attn_bench.log"
+fi
+if has ladder; then
+    echo "== attention ladder (elapsed $(( $(date +%s) - start )) s)"
+    OUT=$OUT timeout 400 dev/cuda/run_ladder.sh > "$OUT/ladder.log" 2>&1
+    echo "ladder rc=$?"; grep -E "blk6-20|checks" "$OUT/attn_fp16_2048.log" | cut -c1-110
 fi
 
 if has accuracy; then
