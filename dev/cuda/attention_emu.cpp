@@ -867,6 +867,8 @@ int main(int argc, char **argv) {
         {HF, 64, 1, 130, 1000, FA, FA, 4.0f},
         {BF, 64, 3, 100, 65, FA, FA, 2.0f},
         {HF, 64, 1, 257, 300, FA, FA, 1.0f},
+        {HF, 64, 3, 128, 600, FA, FA, 2.0f}, /* on 2 SMs: a full wave, then one tile split two ways */
+        {BF, 64, 2, 64, 4100, FA, FA, 3.0f}, /* a long ring (33 tiles, one partial) */
         {HF, 56, 1, 64, 128, FA, -1, 2.0f},
         /* automatic choice */
         {HF, 64, 3, 64, 64, A, F64, 2.0f},
