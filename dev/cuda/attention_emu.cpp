@@ -226,7 +226,16 @@ static void run_block(unsigned nthreads) {
             swapcontext(&sched, &threads[i].ctx);
             if (!was_done && threads[i].done) progress++;
         }
-        if (!any) break;
+        if (!any) {
+            /* every thread has ended: no barrier may be left half-way (a skipped or extra arrival), no copy in flight */
+            for (auto &nb : named_bar)
+                if (nb.second.arrived != 0) fail("named barrier left with arrivals when the block ended");
+            if (!tma_open.empty()) fail("copy-engine loads still in flight when the block ended");
+            for (auto &mb : mbars)
+                if (mb.second.tx != 0 || mb.second.pending != mb.second.expected)
+                    fail("mbarrier left in an incomplete phase when the block ended");
+            break;
+        }
         if (progress == before) {
             /* an idle round runs every thread; several in a row mean nobody can move */
             if (++idle_rounds > 4) fail("deadlock: every live thread waits at a barrier that cannot complete");
@@ -755,6 +764,8 @@ static void run_case(const Case &c, int copy_mode, uint32_t seed) {
     snprintf(name, sizeof name, "%-4s HD=%-2d G=%-3lld Tq=%-4d Tk=%-4d %-8s -> %-8s copies=%s%s", ck_dtype_name(c.dt),
              c.HD, (long long)c.G, c.Tq, c.Tk, ck__attn_variant_name(c.variant), ck__attn_variant_name(used),
              copy_mode ? "deferred" : "at-issue", g_emu_device ? " sms=2" : "");
+    if (c.variant == CK_ATTN_FA3 && g_fa3_config >= 0)
+        snprintf(name + strlen(name), sizeof name - strlen(name), " %s", ck__attn_fa3_config_name(g_fa3_config));
     if (used != c.expect) {
         printf("NOT OK %s: expected variant %s\n", name, ck__attn_variant_name(c.expect));
         g_fail++;
@@ -896,6 +907,20 @@ int main(int argc, char **argv) {
                 g_emu_device = 0;
             }
         }
+    /* every configuration of the FA3 ladder (the cases above run the per-shape choice): a ragged shape on both
+     * devices, deferred and at issue */
+    const Case ladder[] = {{BF, 64, 2, 200, 700, FA, FA, 3.0f}, {HF, 64, 3, 128, 600, FA, FA, 2.0f}};
+    for (int cfg = 0; cfg < ck__attn_fa3_configs(); cfg++) {
+        ck__attn_fa3_select(cfg);
+        for (const Case &c : ladder)
+            for (int mode = 0; mode < 2; mode++)
+                for (int dev = 0; dev < 2; dev++) {
+                    g_emu_device = dev;
+                    run_case(c, mode, seed++);
+                }
+    }
+    ck__attn_fa3_select(-1);
+    g_emu_device = 0;
     printf("%d cases, %d failed (mma %ld, ldmatrix %ld, cp.async %ld, tma %ld emulated)\n", g_count, g_fail,
            emu::n_mma, emu::n_ldsm, emu::n_cp, emu::n_tma);
     return g_fail ? 1 : 0;

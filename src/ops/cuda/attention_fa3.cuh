@@ -43,7 +43,7 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
     asm volatile("{\n.reg .pred p;\nLAB_WAIT:\n"
                  "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-                 "@p bra.uni DONE;\nbra.uni LAB_WAIT;\nDONE:\n}\n" ::"r"(bar),
+                 "@p bra DONE;\nbra LAB_WAIT;\nDONE:\n}\n" ::"r"(bar),
                  "r"(parity)
                  : "memory");
 }
@@ -142,6 +142,24 @@ __device__ __forceinline__ bool softmax_tile(float (&s)[1][NN][4], float (&m)[1]
         l[0][h] = fmaf(l[0][h], corr[0][h], rs);
     }
     return __any_sync(0xffffffffu, moved);
+}
+
+/* Every register a wgmma reads or writes (S, O, the P fragments) settled before wgmma.fence: no multiply or
+ * pack may be scheduled between the fence and the MMAs (PTX ISA, wgmma.fence). */
+template <int NS4, int NP>
+__device__ __forceinline__ void operand_fence(float (&sf)[NS4], float (&of)[32], uint32_t (&pa)[NP][1][4]) {
+#ifdef CK_ATTN_EMU
+    (void)sf, (void)of, (void)pa; /* the emulator's wgmma reads its operands at issue */
+#else
+#pragma unroll
+    for (int i = 0; i < NS4; i++) asm volatile("" : "+f"(sf[i])::"memory");
+#pragma unroll
+    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(of[i])::"memory");
+#pragma unroll
+    for (int i = 0; i < NP; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) asm volatile("" : "+r"(pa[i][0][j])::"memory");
+#endif
 }
 
 constexpr int kMarker = 16; /* bytes of static shared memory only the sm_90a body declares (as the wgmma kernel) */
@@ -256,7 +274,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     };
 
     float    s[1][NB][4], o[1][8][4], m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}}, corr[1][2];
-    uint32_t pa[kBK / 16][1][4];
+    uint32_t pa[kBK / 16][1][4] = {}; /* written before its first use as an operand; zeroed for the fence */
     float(&sf)[NB * 4] = reinterpret_cast<float(&)[NB * 4]>(s);
     float(&of)[32]     = reinterpret_cast<float(&)[32]>(o);
 #pragma unroll
@@ -265,6 +283,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     mbar_wait(bar_q, 0);
     mbar_wait(bar_k, 0);
     turn_begin();
+    operand_fence(sf, of, pa);
     ck__wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < 4; ks++) wgmma_ss128<T>(sf, ck__wgmma_desc(qaddr + ks * 32), ck__wgmma_desc(kaddr + ks * 32), ks > 0);
@@ -282,6 +301,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
         mbar_wait(bar_k + 8 * st, (uint32_t)((t / NS) & 1));
         mbar_wait(bar_v + 8 * sp, (uint32_t)(((t - 1) / NS) & 1));
         turn_begin();
+        operand_fence(sf, of, pa);
         ck__wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < 4; ks++)
@@ -308,6 +328,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
         const int sp = (nkt - 1) % NS;
         mbar_wait(bar_v + 8 * sp, (uint32_t)(((nkt - 1) / NS) & 1));
         turn_begin();
+        operand_fence(sf, of, pa);
         ck__wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; kk++)
