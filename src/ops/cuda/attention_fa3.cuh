@@ -280,14 +280,27 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
 #pragma unroll
     for (int i = 0; i < 32; i++) of[i] = 0.0f;
 
+    /* S = Q·K(stage)ᵀ and O += P·V(stage), each one committed group */
+    auto issue_s = [&](int stage) {
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            wgmma_ss128<T>(sf, ck__wgmma_desc(qaddr + ks * 32), ck__wgmma_desc(kaddr + stage * L::kv_bytes + ks * 32),
+                           ks > 0);
+        ck__wgmma_commit();
+    };
+    auto issue_pv = [&](int stage) {
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; kk++)
+            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__wgmma_desc(vaddr + stage * L::kv_bytes + kk * 2048), 1);
+        ck__wgmma_commit();
+    };
+
     mbar_wait(bar_q, 0);
     mbar_wait(bar_k, 0);
     turn_begin();
     operand_fence(sf, of, pa);
     ck__wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < 4; ks++) wgmma_ss128<T>(sf, ck__wgmma_desc(qaddr + ks * 32), ck__wgmma_desc(kaddr + ks * 32), ks > 0);
-    ck__wgmma_commit();
+    issue_s(0);
     turn_end();
     ck__wgmma_wait<0>();
     ck__reg_fence(sf);
@@ -303,15 +316,8 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
         turn_begin();
         operand_fence(sf, of, pa);
         ck__wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < 4; ks++)
-            wgmma_ss128<T>(sf, ck__wgmma_desc(qaddr + ks * 32), ck__wgmma_desc(kaddr + st * L::kv_bytes + ks * 32),
-                           ks > 0);
-        ck__wgmma_commit();
-#pragma unroll
-        for (int kk = 0; kk < kBK / 16; kk++)
-            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__wgmma_desc(vaddr + sp * L::kv_bytes + kk * 2048), 1);
-        ck__wgmma_commit();
+        issue_s(st);
+        issue_pv(sp);
         turn_end();
         ck__wgmma_wait<1>(); /* S(t) has landed; P(t-1)·V(t-1) may still run */
         ck__reg_fence(sf);
@@ -330,10 +336,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
         turn_begin();
         operand_fence(sf, of, pa);
         ck__wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kBK / 16; kk++)
-            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__wgmma_desc(vaddr + sp * L::kv_bytes + kk * 2048), 1);
-        ck__wgmma_commit();
+        issue_pv(sp);
         turn_end();
         ck__wgmma_wait<0>();
         ck__reg_fence(of);
