@@ -21,7 +21,7 @@
  *   attention_fa3_kernel    Hopper, HD 64 (attention_fa3.cuh): a TMA producer warpgroup feeding 128-key K/V tiles
  *                           through an mbarrier ring to two or three wgmma consumer warpgroups (setmaxnreg,
  *                           ping-pong issue order); the last partial wave's tiles split over keys. The automatic
- *                           choice for global rows.
+ *                           choice for global rows of 4096+ keys.
  *   attention_simt_kernel   fp32 FMAs, one thread per query row; the f32 parity path (and other head dims).
  *
  * Head dim 56 runs natively in the mma.sync kernels: shared-memory rows are 7 chunks of 16 bytes, Q·Kᵀ does
@@ -877,11 +877,11 @@ int ck__fa3_map(CUtensorMap *m, const void *base, int64_t rows, int64_t G, int b
  * fa3::kConfigs (the bench walks them all). */
 int g_fa3_config = -1;
 
+int ck__attn_sm_count(void); /* below, with the automatic choice */
+
 /* How a shape's query tiles go over the SMs (one block of BQ rows per SM at a time): `main` tiles in full waves,
  * and the last, partial wave's `tail` tiles with their keys split `nsplit` ways over the SMs the wave would leave
  * idle (merged by fa3_combine_kernel), when that wave is at most half full and the scratch holds the partials. */
-int ck__attn_sm_count(void); /* below, with the automatic choice */
-
 struct ck__fa3_plan {
     int64_t ntiles, main, tail;
     int     nsplit;
