@@ -326,6 +326,24 @@ static void test_scatter(int64_t B, int64_t H, int64_t W, int heads, int64_t HD,
     tp_free(&o), tp_free(&y);
 }
 
+/* attention_qkv against the CPU; T >= 4096 with HDp 64 takes the direct FA3 path on Hopper (no gather or scatter),
+ * the rest the composition. The composition's buffers start as garbage on both sides. */
+static void test_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64_t HD, int64_t HDp) {
+    char what[128];
+    snprintf(what, sizeof what, "attention_qkv %lldx%lldx%lld h%d hd%lld/%lld", (long long)B, (long long)H,
+             (long long)W, heads, (long long)HD, (long long)HDp);
+    const int64_t G = B * heads, T = H * W;
+    tpair qkv = TP(K_ACT, F_RAND, 1.5f, 0.0f, B, H, W, 3 * heads * HD);
+    tpair y   = TP(K_ACT, F_OUT, 0, 0, B, H, W, heads * HD);
+    tpair q = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, T, HDp), k = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, T, HDp);
+    tpair v = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, T, HDp), o = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, T, HDp);
+    const float scale = (float)(1.0 / sqrt((double)HD));
+    ck_attention_qkv(&g_exc, &y.c, &qkv.c, heads, scale, &q.c, &k.c, &v.c, &o.c);
+    ck_attention_qkv(&g_exg, &y.d, &qkv.d, heads, scale, &q.d, &k.d, &v.d, &o.d);
+    tp_compare(what, &y, 1.0);
+    tp_free(&qkv), tp_free(&y), tp_free(&q), tp_free(&k), tp_free(&v), tp_free(&o);
+}
+
 static void test_maxpool(int64_t B, int64_t H, int64_t W, int64_t C) {
     char what[96];
     snprintf(what, sizeof what, "maxpool2x2 %lldx%lldx%lldx%lld", (long long)B, (long long)H, (long long)W, (long long)C);
@@ -678,6 +696,14 @@ static void test_op_attn_scatter(void) {
     test_scatter(1, 64, 64, 4, 56, 64, 4, 4);       /* after the q-pool of block 2 */
     test_scatter(1, 16, 16, 16, 56, 56, 16, 16);    /* global */
     test_scatter(2, 6, 4, 3, 5, 7, 2, 2);
+}
+
+static void test_op_attention_qkv(void) {
+    test_attention_qkv(1, 64, 64, 2, 56, 64);  /* 4096 tokens, pad64: FA3 straight from qkv on Hopper */
+    test_attention_qkv(2, 48, 100, 3, 56, 64); /* two images of 4800 tokens (a partial last key tile) */
+    test_attention_qkv(1, 64, 64, 2, 56, 56);  /* pad64 off: the composition */
+    test_attention_qkv(1, 16, 16, 4, 56, 64);  /* short rows: the composition */
+    test_attention_qkv(2, 5, 7, 3, 8, 8);
 }
 
 static void test_op_maxpool2x2(void) {

@@ -369,6 +369,49 @@ static void test_op_attn_scatter(void) {
     case_scatter(1, 4, 6, 1, 3, 3, 4, 3);
 }
 
+/* ---- attention_qkv: global attention straight from a qkv projection (ops_list.h), against float64 ---- */
+
+static void case_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64_t HD, int64_t HDp) {
+    char what[128];
+    snprintf(what, sizeof what, "attention_qkv %lldx%lldx%lld h%d hd%lld/%lld", (long long)B, (long long)H,
+             (long long)W, heads, (long long)HD, (long long)HDp);
+    const int64_t C = heads * HD, T = H * W, G = B * heads;
+    ck_tensor     qkv = FT(1.5f, 0.0f, B, H, W, 3 * C), y = FT(9, 0, B, H, W, C);
+    ck_tensor     q = FT(9, 0, G, T, HDp), k = FT(9, 0, G, T, HDp), v = FT(9, 0, G, T, HDp), o = FT(9, 0, G, T, HDp);
+    float        *ref = ref_of(&y);
+    double       *p   = malloc(sizeof(double) * (size_t)T);
+    const float   scale = (float)(1.0 / sqrt((double)HD));
+    CK_ASSERT(p);
+    const float *X = F(qkv); /* token t of image b: row (b·T + t), channel which·C + head·HD + d */
+    for (int64_t b = 0; b < B; b++)
+        for (int h = 0; h < heads; h++)
+            for (int64_t i = 0; i < T; i++) {
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < T; j++) {
+                    double s = 0;
+                    for (int64_t d = 0; d < HD; d++)
+                        s += (double)X[(b * T + i) * 3 * C + h * HD + d] * X[(b * T + j) * 3 * C + C + h * HD + d];
+                    p[j] = s * scale;
+                    mx   = p[j] > mx ? p[j] : mx;
+                }
+                for (int64_t j = 0; j < T; j++) sum += p[j] = exp(p[j] - mx);
+                for (int64_t d = 0; d < HD; d++) {
+                    double s = 0;
+                    for (int64_t j = 0; j < T; j++) s += p[j] * X[(b * T + j) * 3 * C + 2 * C + h * HD + d];
+                    ref[(b * T + i) * C + h * HD + d] = (float)(s / sum);
+                }
+            }
+    ck_attention_qkv(&g_ex, &y, &qkv, heads, scale, &q, &k, &v, &o);
+    check_close(what, F(y), ref, N(y), 1e-5, 1e-5);
+    free(p), free(ref), free(qkv.data), free(y.data), free(q.data), free(k.data), free(v.data), free(o.data);
+}
+
+static void test_op_attention_qkv(void) {
+    case_attention_qkv(1, 4, 6, 2, 8, 8);
+    case_attention_qkv(2, 5, 3, 3, 7, 16); /* padded head dim, two images */
+    case_attention_qkv(1, 8, 8, 1, 56, 64);
+}
+
 /* ---- maxpool2x2, add ---- */
 
 static void test_op_maxpool2x2(void) {

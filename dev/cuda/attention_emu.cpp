@@ -831,6 +831,72 @@ static void run_case(const Case &c, int copy_mode, uint32_t seed) {
                max_err, 100 * worst, bad, nonfinite, emu::n_mma - mma0);
 }
 
+/* The attention_qkv op's direct path (ck__attention_tokens_fa3): q, k, v read from a (B, T, 3·heads·56) qkv buffer
+ * as strided 56-column views, o written into (B, T, heads·56) with guard bytes around it, against fp64. */
+static void run_tokens_case(ck_dtype dt, int64_t B, int T, int heads, int copy_mode, uint32_t seed) {
+    const int     HD = 56;
+    const int64_t C = (int64_t)heads * HD, nqkv = B * T * 3 * C, ny = B * T * C;
+    const size_t  guard = 256;
+    std::mt19937  rng(seed);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<double>  xd(nqkv);
+    std::vector<uint8_t> xb(nqkv * 2), yb(ny * 2 + 2 * guard);
+    for (int64_t i = 0; i < nqkv; i++) {
+        const uint16_t h = to_bits(nd(rng) * (i % (3 * C) < C ? 2.0f : 1.0f), dt);
+        memcpy(&xb[i * 2], &h, 2);
+        xd[i] = from_bits(h, dt);
+    }
+    memset(yb.data(), 0xA5, yb.size());
+    memset(yb.data() + guard, 0xFF, ny * 2);
+    emu::bufs            = {{(const char *)xb.data(), xb.size()}};
+    emu::deferred_copies = copy_mode;
+    const int64_t sx[3] = {B, T, 3 * C}, sy[3] = {B, T, C};
+    ck_tensor     x = ck_tensor_make(xb.data(), dt, 3, sx), y = ck_tensor_make(yb.data() + guard, dt, 3, sy);
+    const float   scale = 1.0f / sqrtf(56.0f);
+    const int     used  = ck__attention_tokens_fa3(nullptr, &y, &x, heads, scale);
+    g_count++;
+    char name[160];
+    snprintf(name, sizeof name, "%-4s tokens B=%lld T=%d heads=%d copies=%s%s", ck_dtype_name(dt), (long long)B, T,
+             heads, copy_mode ? "deferred" : "at-issue", g_emu_device ? " sms=2" : "");
+    bool ok = used == 1;
+    for (size_t i = 0; ok && i < guard; i++) ok = yb[i] == 0xA5 && yb[guard + ny * 2 + i] == 0xA5;
+    double worst = 0, max_err = 0;
+    long   bad = 0;
+    std::vector<double> s(T);
+    for (int64_t b = 0; ok && b < B; b++)
+        for (int h = 0; h < heads; h++)
+            for (int i = 0; i < T; i++) {
+                const double *qr = &xd[(b * T + i) * 3 * C + h * HD];
+                double        mx = -INFINITY, sum = 0;
+                for (int j = 0; j < T; j++) {
+                    const double *kr  = &xd[(b * T + j) * 3 * C + C + h * HD];
+                    double        dot = 0;
+                    for (int d = 0; d < HD; d++) dot += qr[d] * kr[d];
+                    s[j] = dot * scale;
+                    mx   = std::max(mx, s[j]);
+                }
+                for (int j = 0; j < T; j++) sum += (s[j] = exp(s[j] - mx));
+                for (int d = 0; d < HD; d++) {
+                    double ref = 0;
+                    for (int j = 0; j < T; j++) ref += s[j] * xd[(b * T + j) * 3 * C + 2 * C + h * HD + d];
+                    ref /= sum;
+                    uint16_t hb;
+                    memcpy(&hb, &yb[guard + ((b * T + i) * C + h * HD + d) * 2], 2);
+                    const double got = from_bits(hb, dt), tol = (dt == CK_DTYPE_F16 ? 2e-3 : 1.2e-2) * (1 + fabs(ref));
+                    const double err = std::isfinite(got) ? fabs(got - ref) : INFINITY;
+                    max_err = std::max(max_err, err);
+                    worst   = std::max(worst, err / tol);
+                    if (err > tol && bad++ < 3)
+                        printf("  b=%lld head=%d row=%d col=%d got %.6f ref %.6f\n", (long long)b, h, i, d, got, ref);
+                }
+            }
+    ok = ok && bad == 0;
+    if (!ok) g_fail++;
+    if (!ok || g_verbose)
+        printf("%s %s: used %d max_abs %.3g (%.0f%% of tol) bad %ld\n", ok ? "ok    " : "NOT OK", name, used, max_err,
+               100 * worst, bad);
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-v")) g_verbose = 1;
@@ -920,6 +986,15 @@ int main(int argc, char **argv) {
                 }
     }
     ck__attn_fa3_select(-1);
+    /* attention_qkv straight from qkv: several heads and images, ragged rows and keys, both devices */
+    g_fa3_tokens_min = 1;
+    for (int dev = 0; dev < 2; dev++)
+        for (int mode = 0; mode < 2; mode++) {
+            g_emu_device = dev;
+            run_tokens_case(HF, 1, 300, 2, mode, seed++);
+            run_tokens_case(BF, 2, 200, 3, mode, seed++);
+        }
+    g_fa3_tokens_min = 4096;
     g_emu_device = 0;
     printf("%d cases, %d failed (mma %ld, ldmatrix %ld, cp.async %ld, tma %ld emulated)\n", g_count, g_fail,
            emu::n_mma, emu::n_ldsm, emu::n_cp, emu::n_tma);

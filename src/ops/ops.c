@@ -185,6 +185,18 @@ void ck_attn_scatter(ck_exec *ex, const ck_tensor *y, const ck_tensor *o, int he
     RUNP(ex, "attn_scatter", ex->be->attn_scatter(ex->be, y, o, heads, win_h, win_w));
 }
 
+void ck_attention_qkv(ck_exec *ex, const ck_tensor *y, const ck_tensor *qkv, int heads, float scale,
+                      const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, const ck_tensor *o) {
+    CK_ASSERT(qkv->ndim == 4 && y->ndim == 4 && heads >= 1 && qkv->shape[3] % (3 * heads) == 0);
+    CK_ASSERT(y->shape[0] == qkv->shape[0] && y->shape[1] == qkv->shape[1] && y->shape[2] == qkv->shape[2] &&
+              y->shape[3] * 3 == qkv->shape[3]);
+    const int64_t G = qkv->shape[0] * heads, T = qkv->shape[1] * qkv->shape[2], HD = y->shape[3] / heads;
+    CK_ASSERT(q->ndim == 3 && q->shape[0] == G && q->shape[1] == T && q->shape[2] >= HD);
+    CK_ASSERT(same_shape(k, q) && same_shape(v, q) && same_shape(o, q));
+    CK_ASSERT(scale > 0.0f);
+    RUNP(ex, "attention global", ex->be->attention_qkv(ex->be, y, qkv, heads, scale, q, k, v, o));
+}
+
 void ck_maxpool2x2(ck_exec *ex, const ck_tensor *y, const ck_tensor *x) {
     CK_ASSERT(x->ndim == 4 && y->ndim == 4 && x->shape[1] % 2 == 0 && x->shape[2] % 2 == 0);
     CK_ASSERT(y->shape[0] == x->shape[0] && y->shape[1] * 2 == x->shape[1] && y->shape[2] * 2 == x->shape[2] &&

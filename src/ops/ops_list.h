@@ -58,6 +58,15 @@
  * padded columns of o are ignored. */
 #define CK_OP_PARAMS_attn_scatter (const ck_tensor *y, const ck_tensor *o, int heads, int win_h, int win_w)
 
+/* Global attention of a Hiera block, from its qkv projection to the token layout: y (B,H,W,C) =
+ * attn_scatter(attention(attn_gather(qkv (B,H,W,3C), heads, one H×W window, no q_pool), scale)), C =
+ * heads·HD. q, k, v, o (B·heads, H·W, HDp) are the composition's buffers: a backend may run it through them
+ * (their contents afterwards are unspecified) or read qkv and write y directly (the CUDA backend's FA3 path
+ * where HDp = 64, the pad64 layout, and the rows are long); either way the result is the composition's. */
+#define CK_OP_PARAMS_attention_qkv                                                                          \
+    (const ck_tensor *y, const ck_tensor *qkv, int heads, float scale, const ck_tensor *q, const ck_tensor *k, \
+     const ck_tensor *v, const ck_tensor *o)
+
 /* y (B,H/2,W/2,C) = 2×2 stride-2 max-pool of x (B,H,W,C). */
 #define CK_OP_PARAMS_maxpool2x2 (const ck_tensor *y, const ck_tensor *x)
 
@@ -109,6 +118,7 @@
     X(attention)        \
     X(attn_gather)      \
     X(attn_scatter)     \
+    X(attention_qkv)    \
     X(maxpool2x2)       \
     X(add)              \
     X(resize_bilinear)  \

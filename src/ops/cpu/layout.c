@@ -113,3 +113,12 @@ void ck_copy_rect_cpu(ck_backend *be, const ck_tensor *y, int dy, int dx, const 
             memcpy((char *)y->data + (((b * HY + dy + r) * WY + dx) * C) * (int64_t)es,
                    (const char *)x->data + (((b * HX + sy + r) * WX + sx) * C) * (int64_t)es, row);
 }
+
+/* The composition itself (ops_list.h): the CPU has no faster way than its three ops. */
+void ck_attention_qkv_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, float scale,
+                          const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, const ck_tensor *o) {
+    const int H = (int)qkv->shape[1], W = (int)qkv->shape[2];
+    ck_attn_gather_cpu(be, q, k, v, qkv, heads, H, W, 0);
+    ck_attention_cpu(be, o, q, k, v, scale);
+    ck_attn_scatter_cpu(be, y, o, heads, H, W);
+}

@@ -388,7 +388,7 @@ __device__ __forceinline__ void ck__pv(float (&o)[MT][D / 8][4], const float (&p
  * 16-byte coalesced stores (the warp's rows are contiguous in global memory). */
 template <typename T, int D, int MT>
 __device__ __forceinline__ void ck__store_o(T *Ob, uint4 *stage, int row0, int nrows, float (&o)[MT][D / 8][4],
-                                            const float (&l)[MT][2], int lane) {
+                                            const float (&l)[MT][2], int lane, int64_t rs = D, int cols8 = D / 8) {
     constexpr int NO = D / 8, RC = D / 8, N = 16 * MT * RC;
     const int     g = lane >> 2, t = lane & 3;
 #pragma unroll
@@ -411,7 +411,7 @@ __device__ __forceinline__ void ck__store_o(T *Ob, uint4 *stage, int row0, int n
         const int idx = lane + j * 32;
         if (N % 32 == 0 || idx < N) {
             const int r = idx / RC, c = idx - r * RC, row = row0 + r;
-            if (row < nrows) *reinterpret_cast<uint4 *>(Ob + (int64_t)row * D + c * 8) = stage[ck__swz<D>(row, c)];
+            if (row < nrows && c < cols8) *reinterpret_cast<uint4 *>(Ob + (int64_t)row * rs + c * 8) = stage[ck__swz<D>(row, c)];
         }
     }
 }
@@ -780,7 +780,21 @@ struct ck__attn_args {
     cudaStream_t stream;
     void       *scratch; /* op temporaries (ck_cuda_scratch): the FA3 kernel's key-split partials */
     size_t      scratch_bytes;
+    /* The FA3 kernel also reads strided views (ck__attention_tokens_fa3: q, k, v straight from a qkv
+     * projection, o straight into the token layout): row r of group g of q at q + g·q_gs + r·q_rs (elements),
+     * in_cols valid columns (the rest of the 64 read as zeros); k, v likewise with kv_rs, kv_gs; o written in
+     * o_cols columns at o_rs, o_gs. Every other variant takes the packed (G, T, HD) layout (ck__attn_packed). */
+    int64_t q_rs, q_gs, kv_rs, kv_gs, o_rs, o_gs;
+    int     in_cols, o_cols;
 };
+
+/* The packed (G, T, HD) layout's strides. */
+void ck__attn_packed(ck__attn_args &a) {
+    a.q_rs = a.kv_rs = a.o_rs = a.HD;
+    a.q_gs = a.o_gs = (int64_t)a.Tq * a.HD;
+    a.kv_gs         = (int64_t)a.Tk * a.HD;
+    a.in_cols = a.o_cols = a.HD;
+}
 
 template <typename T, int D, int MT> void ck__launch_flash(const ck__attn_args &a) {
     constexpr int BQ = 16 * MT * 4;
@@ -858,13 +872,15 @@ ck__encode_tiled_fn ck__tensor_map_encoder(void) {
     return fn;
 }
 
-/* (G, rows, 64) 16-bit, rows contiguous: boxes of box_rows × 64 in the 128-byte swizzle, rows past `rows` of a
- * group read as zeros. */
-int ck__fa3_map(CUtensorMap *m, const void *base, int64_t rows, int64_t G, int box_rows, CUtensorMapDataType dt) {
+/* G groups of `rows` rows of `cols` (<= 64) 16-bit values, rows at rs and groups at gs elements: boxes of
+ * box_rows × 64 in the 128-byte swizzle; columns past `cols` and rows past `rows` read as zeros. The copy engine
+ * needs 16-byte aligned bases and strides. */
+int ck__fa3_map(CUtensorMap *m, const void *base, int cols, int64_t rows, int64_t rs, int64_t G, int64_t gs,
+                int box_rows, CUtensorMapDataType dt) {
     const ck__encode_tiled_fn enc = ck__tensor_map_encoder();
-    if (!enc) return -1;
-    const cuuint64_t dim[3]    = {64, (cuuint64_t)rows, (cuuint64_t)G};
-    const cuuint64_t stride[2] = {64 * 2, (cuuint64_t)rows * 64 * 2};
+    if (!enc || cols < 8 || cols > 64 || ((uintptr_t)base & 15) || (rs * 2) % 16 || (gs * 2) % 16) return -1;
+    const cuuint64_t dim[3]    = {(cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)G};
+    const cuuint64_t stride[2] = {(cuuint64_t)rs * 2, (cuuint64_t)gs * 2};
     const cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1}, elem[3] = {1, 1, 1};
     return enc(m, dt, 3, const_cast<void *>(base), dim, stride, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
@@ -876,6 +892,10 @@ int ck__fa3_map(CUtensorMap *m, const void *base, int64_t rows, int64_t G, int b
 /* The configuration the FA3 variant launches: -1 = chosen per shape (ck__fa3_auto_config), else an index into
  * fa3::kConfigs (the bench walks them all). */
 int g_fa3_config = -1;
+
+/* Rows from which the attention_qkv op reads qkv straight through the FA3 kernel (the automatic choice's 4096; the
+ * host emulator lowers it to run the path on small shapes). */
+int g_fa3_tokens_min = 4096;
 
 int ck__attn_sm_count(void); /* below, with the automatic choice */
 
@@ -931,22 +951,25 @@ template <typename T, int NC, int NS, int EMU, int PP> int ck__launch_fa3_cfg(co
     const CUtensorMapDataType dt =
         std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     CUtensorMap mq, mk, mv;
-    if (ck__fa3_map(&mq, a.q, a.Tq, a.G, 64, dt) || ck__fa3_map(&mk, a.k, a.Tk, a.G, fa3::kBK, dt) ||
-        ck__fa3_map(&mv, a.v, a.Tk, a.G, fa3::kBK, dt))
+    if (a.o_cols % 8 || a.o_cols > 64 || (a.o_rs * 2) % 16 || (a.o_gs * 2) % 16 || ((uintptr_t)a.o & 15) ||
+        ck__fa3_map(&mq, a.q, a.in_cols, a.Tq, a.q_rs, a.G, a.q_gs, 64, dt) ||
+        ck__fa3_map(&mk, a.k, a.in_cols, a.Tk, a.kv_rs, a.G, a.kv_gs, fa3::kBK, dt) ||
+        ck__fa3_map(&mv, a.v, a.in_cols, a.Tk, a.kv_rs, a.G, a.kv_gs, fa3::kBK, dt))
         return -1;
     CK_ASSERT(cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, L::smem) ==
               cudaSuccess);
     const float sl2 = a.scale * kCkLog2e;
     if (p.main > 0)
         CK_ATTN_LAUNCH_SMEM(kern, dim3((unsigned)p.main), dim3((NC + 1) * 128), L::smem, a.stream, mq, mk, mv,
-                            (T *)a.o, a.Tq, a.Tk, (int)nqb, sl2, 0, 1, (float *)nullptr);
+                            (T *)a.o, a.o_rs, a.o_gs, a.o_cols, a.Tq, a.Tk, (int)nqb, sl2, 0, 1, (float *)nullptr);
     if (p.tail > 0) {
         float *part = (float *)a.scratch;
         CK_ATTN_LAUNCH_SMEM(kern, dim3((unsigned)(p.tail * p.nsplit)), dim3((NC + 1) * 128), L::smem, a.stream, mq,
-                            mk, mv, (T *)a.o, a.Tq, a.Tk, (int)nqb, sl2, (int)p.main, p.nsplit, part);
+                            mk, mv, (T *)a.o, a.o_rs, a.o_gs, a.o_cols, a.Tq, a.Tk, (int)nqb, sl2, (int)p.main,
+                            p.nsplit, part);
         auto comb = fa3::fa3_combine_kernel<T>;
-        CK_ATTN_LAUNCH(comb, dim3((unsigned)((p.tail * BQ + 7) / 8)), dim3(256), a.stream, (T *)a.o,
-                       (const float *)part, a.Tq, (int)nqb, BQ, (int)p.main, (int)p.tail, p.nsplit, sl2);
+        CK_ATTN_LAUNCH(comb, dim3((unsigned)((p.tail * BQ + 7) / 8)), dim3(256), a.stream, (T *)a.o, a.o_rs,
+                       a.o_gs, a.o_cols, (const float *)part, a.Tq, (int)nqb, BQ, (int)p.main, (int)p.tail, p.nsplit, sl2);
     }
     return CK_ATTN_FA3;
 }
@@ -1131,6 +1154,7 @@ extern "C" int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, co
     a.G = G, a.Tq = (int)Tq, a.Tk = (int)Tk, a.HD = (int)HD, a.scale = scale;
     a.stream = ck_cuda_stream(be);
     a.scratch = ck_cuda_scratch(be, &a.scratch_bytes);
+    ck__attn_packed(a);
 
     /* 16-byte cp.async / vector stores need aligned base pointers (the arena gives 256) */
     const int aligned = (((uintptr_t)a.o | (uintptr_t)a.q | (uintptr_t)a.k | (uintptr_t)a.v) & 15) == 0;
@@ -1169,4 +1193,43 @@ extern "C" int ck__attention_cuda_variant(ck_backend *be, const ck_tensor *o, co
 extern "C" void ck_attention_cuda(ck_backend *be, const ck_tensor *o, const ck_tensor *q, const ck_tensor *k,
                                   const ck_tensor *v, float scale) {
     ck__attention_cuda_variant(be, o, q, k, v, scale, CK_ATTN_AUTO);
+}
+
+/* Global attention straight from the qkv projection (the attention_qkv op's fast path, layout.cu): for each image
+ * b of qkv (B, T, 3C), C = heads·HD, the FA3 kernel reads q, k, v of head h as strided views (row t at
+ * t·3C + which·C + h·HD, HD = 56 valid columns of the 64 it computes, the rest read as zeros: the pad64 layout
+ * without its copies) and writes o's HD columns into y (B, T, C) at t·C + h·HD. Same arithmetic as the gather,
+ * the FA3 kernel on pad64 rows and the scatter. Taken where the op's own choice would take FA3 on the gathered
+ * rows (16-bit, sm_90a, T >= 4096, HD 56 or 64, 16-byte strides, CK_ATTN_VARIANT unset or fa3); returns 0,
+ * enqueueing nothing, anywhere else. */
+extern "C" int ck__attention_tokens_fa3(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads,
+                                        float scale) {
+    CK_ASSERT(qkv->ndim >= 2 && y->ndim == qkv->ndim && heads >= 1 && qkv->dtype == y->dtype);
+    const int64_t C3 = qkv->shape[qkv->ndim - 1], C = C3 / 3, HD = C / heads;
+    const int64_t B = qkv->shape[0], T = ck_tensor_numel(qkv) / (B * C3);
+    CK_ASSERT(C3 == 3 * C && C == heads * HD && ck_tensor_last(y) == C && ck_tensor_numel(y) == B * T * C);
+    const int env = ck__attn_env_variant();
+    if ((qkv->dtype != CK_DTYPE_F16 && qkv->dtype != CK_DTYPE_BF16) || (HD != 56 && HD != 64) || T < g_fa3_tokens_min ||
+        T > INT32_MAX || (env > 0 && env != CK_ATTN_FA3) || (C * 2) % 16)
+        return 0;
+    ck__attn_args a;
+    a.G = heads, a.Tq = a.Tk = (int)T, a.HD = 64, a.scale = scale;
+    a.stream  = ck_cuda_stream(be);
+    a.scratch = ck_cuda_scratch(be, &a.scratch_bytes);
+    a.q_rs = a.kv_rs = C3, a.q_gs = a.kv_gs = HD, a.in_cols = (int)HD;
+    a.o_rs = C, a.o_gs = HD, a.o_cols = (int)HD;
+    const size_t es = 2;
+    for (int64_t b = 0; b < B; b++) {
+        const uint8_t *src = (const uint8_t *)qkv->data + (size_t)(b * T * C3) * es;
+        a.q = src, a.k = src + (size_t)C * es, a.v = src + (size_t)(2 * C) * es;
+        a.o = (uint8_t *)y->data + (size_t)(b * T * C) * es;
+        const int used = qkv->dtype == CK_DTYPE_F16 ? ck__launch_fa3<__half>(a) : ck__launch_fa3<__nv_bfloat16>(a);
+        if (used < 0) {
+            CK_ASSERT(b == 0); /* the choice depends on the device and the strides only: the same for every image */
+            return 0;
+        }
+    }
+    const cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) ck__cuda_failed(__FILE__, __LINE__, "fa3 tokens", cudaGetErrorString(err));
+    return 1;
 }

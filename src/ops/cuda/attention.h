@@ -47,6 +47,10 @@ void ck__cuda_failed(const char *file, int line, const char *expr, const char *w
 /* The op (its parameters: ops_list.h CK_OP_PARAMS_attention). */
 void ck_attention_cuda CK_OP_PARAMS_WITH(ck_backend *be, attention);
 
+/* The attention_qkv op's direct path: y (B, T, C) from qkv (B, T, 3C) through the FA3 kernel without the
+ * gather and scatter copies; 0 (nothing enqueued) where FA3 does not serve the shape or device. */
+int ck__attention_tokens_fa3(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, float scale);
+
 /* Kernel variants, for benchmarks and tests that want one in particular; the op itself uses AUTO. */
 typedef enum ck_attn_variant {
     CK_ATTN_AUTO     = 0,

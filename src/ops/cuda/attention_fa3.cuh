@@ -178,7 +178,8 @@ constexpr int kPartRow = 66; /* floats per row of a key split's partial result: 
  * least one real key, so every m_s is finite). One warp per row, two columns per lane. */
 template <typename T>
 __global__ void __launch_bounds__(256)
-    fa3_combine_kernel(T *__restrict__ O, const float *__restrict__ part, int Tq, int nqb, int BQ, int tile0,
+    fa3_combine_kernel(T *__restrict__ O, int64_t o_rs, int64_t o_gs, int o_cols, const float *__restrict__ part,
+                       int Tq, int nqb, int BQ, int tile0,
                        int ntiles, int nsplit, float sl2) {
     const int64_t row = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
     const int     lane = threadIdx.x & 31;
@@ -199,13 +200,14 @@ __global__ void __launch_bounds__(256)
         a1              = fmaf(w, ov.y, a1);
     }
     const float inv = 1.0f / den;
-    reinterpret_cast<uint32_t *>(O + ((int64_t)g * Tq + q) * 64)[lane] = ck__pack2<T>(a0 * inv, a1 * inv);
+    if (2 * lane < o_cols) reinterpret_cast<uint32_t *>(O + g * o_gs + q * o_rs)[lane] = ck__pack2<T>(a0 * inv, a1 * inv);
 }
 
 template <typename T, int NC, int NS, int EMU, int PP>
 __global__ void __launch_bounds__((NC + 1) * 128, 1)
     attention_fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
-                         const __grid_constant__ CUtensorMap tv, T *__restrict__ O, int Tq, int Tk, int nqb,
+                         const __grid_constant__ CUtensorMap tv, T *__restrict__ O, int64_t o_rs, int64_t o_gs,
+                         int o_cols, int Tq, int Tk, int nqb,
                          float sl2, int tile0, int nsplit, float *__restrict__ part) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
     using L = Layout<NC, NS>;
@@ -360,8 +362,8 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     /* every wgmma of this warpgroup that read its Q tile has completed: the tile becomes the output staging,
      * each warp writing and then reading only its own 16 rows */
     const int row_base = q0 + 64 * c;
-    ck__store_o<T, 64, 1>(O + ((int64_t)g * Tq + row_base) * 64, reinterpret_cast<uint4 *>(base + L::q_off + c * L::q_bytes),
-                          warp * 16, Tq - row_base, o, l, lane);
+    ck__store_o<T, 64, 1>(O + g * o_gs + (int64_t)row_base * o_rs, reinterpret_cast<uint4 *>(base + L::q_off + c * L::q_bytes),
+                          warp * 16, Tq - row_base, o, l, lane, o_rs, o_cols / 8);
 #else
     __trap(); /* never launched: the launcher's readiness check sees no marker in this image */
 #endif

@@ -3,6 +3,9 @@
  * ops/backend.h. Pure data movement: one thread per 16-byte vector of the head dim (or channel)
  * axis when the sizes allow it (HD = 56 does in every dtype), else per element; 64-bit offsets. */
 #include "ops/cuda/common.cuh"
+#ifdef CK_HAVE_CUDA_FUSED_ATTENTION
+#include "ops/cuda/attention.h"
+#endif
 
 struct ck_win_geom {
     int H, W, C, heads, HD, HDp, win_h, win_w, nwx, nwin, T;
@@ -253,4 +256,20 @@ extern "C" void ck_copy_rect_cuda(ck_backend *be, const ck_tensor *y, int dy, in
         CK_CUDA_CHECK(cudaMemcpy2DAsync(dst, (size_t)(WY * C) * es, src, (size_t)(WX * C) * es, (size_t)(w * C) * es,
                                         (size_t)h, cudaMemcpyDeviceToDevice, cu->stream));
     }
+}
+
+/* attention_qkv: the FA3 kernel reading qkv and writing y directly where it serves the shape (attention.cu,
+ * ck__attention_tokens_fa3: at S = 2048 this saves the gather's and scatter's ~1.2 ms over the 17 global
+ * blocks), else the composition through q, k, v, o with the backend's attention (fused or, with sdpa off,
+ * the unfused reference). */
+extern "C" void ck_attention_qkv_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, float scale,
+                                      const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, const ck_tensor *o) {
+#ifdef CK_HAVE_CUDA_FUSED_ATTENTION
+    if (be->attention == ck_attention_cuda && q->shape[2] == 64 && ck__attention_tokens_fa3(be, y, qkv, heads, scale))
+        return;
+#endif
+    const int H = (int)qkv->shape[1], W = (int)qkv->shape[2];
+    ck_attn_gather_cuda(be, q, k, v, qkv, heads, H, W, 0);
+    be->attention(be, o, q, k, v, scale);
+    ck_attn_scatter_cuda(be, y, o, heads, H, W);
 }
