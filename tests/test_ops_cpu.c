@@ -256,6 +256,57 @@ static void test_op_groupnorm_stats(void) {
     case_groupnorm_stats(1, 20, 20, 64, 8, 1, CK_ACT_RELU);
 }
 
+/* ---- groupnorm_linear: GroupNorm (+ residual, act) then a linear head, against float64 ---- */
+
+static void case_groupnorm_linear(int64_t B, int64_t H, int64_t W, int64_t C, int groups, int64_t N, int res,
+                                  ck_act act) {
+    char what[128];
+    snprintf(what, sizeof what, "groupnorm_linear %lldx%lldx%lldx%lld g%d -> %lld%s%s", (long long)B, (long long)H,
+             (long long)W, (long long)C, groups, (long long)N, res ? " +res" : "", act == CK_ACT_RELU ? " +relu" : "");
+    const int64_t P = H * W, CG = C / groups;
+    ck_tensor     x = FT(1.5f, 0.8f, B, H, W, C), g = FT(0.3f, 1.0f, C), bt = FT(0.3f, 0.0f, C);
+    ck_tensor     r = res ? FT(1.0f, 0.0f, B, H, W, C) : (ck_tensor){0};
+    ck_tensor     w = FT(0.3f, 0.0f, N, C), b = FT(0.5f, 0.0f, N), y = FT(9, 0, B, H, W, N);
+    float        *ref = ref_of(&y);
+    for (int64_t bi = 0; bi < B; bi++) {
+        double mean[64], rstd[64];
+        CK_ASSERT(groups <= 64);
+        for (int gi = 0; gi < groups; gi++) {
+            double s = 0, s2 = 0;
+            for (int64_t p = 0; p < P; p++)
+                for (int64_t c = gi * CG; c < (gi + 1) * CG; c++) s += F(x)[(bi * P + p) * C + c];
+            mean[gi] = s / (double)(P * CG);
+            for (int64_t p = 0; p < P; p++)
+                for (int64_t c = gi * CG; c < (gi + 1) * CG; c++) {
+                    const double d = F(x)[(bi * P + p) * C + c] - mean[gi];
+                    s2 += d * d;
+                }
+            rstd[gi] = 1.0 / sqrt(s2 / (double)(P * CG) + 1e-5);
+        }
+        for (int64_t p = 0; p < P; p++)
+            for (int64_t n = 0; n < N; n++) {
+                double acc = F(b)[n];
+                for (int64_t c = 0; c < C; c++) {
+                    const int64_t e = (bi * P + p) * C + c;
+                    double v = (F(x)[e] - mean[c / CG]) * rstd[c / CG] * F(g)[c] + F(bt)[c] + (res ? F(r)[e] : 0.0);
+                    if (act == CK_ACT_RELU && v < 0) v = 0;
+                    acc += v * F(w)[n * C + c];
+                }
+                ref[(bi * P + p) * N + n] = (float)acc;
+            }
+    }
+    ck_groupnorm_linear(&g_ex, &y, &x, &g, &bt, groups, 1e-5f, res ? &r : NULL, act, &w, &b);
+    check_close(what, F(y), ref, N(y), 1e-5, 1e-5);
+    free(ref), free(x.data), free(g.data), free(bt.data), free(w.data), free(b.data), free(y.data);
+    if (res) free(r.data);
+}
+
+static void test_op_groupnorm_linear(void) {
+    case_groupnorm_linear(1, 12, 10, 64, 8, 4, 1, CK_ACT_RELU); /* the refiner's last GroupNorm and head */
+    case_groupnorm_linear(2, 7, 5, 12, 3, 3, 0, CK_ACT_NONE);
+    case_groupnorm_linear(1, 9, 9, 32, 8, 4, 1, CK_ACT_RELU);
+}
+
 /* ---- attention ---- */
 
 static void case_attention(int64_t G, int64_t Tq, int64_t Tk, int64_t HD) {

@@ -79,10 +79,14 @@ static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
 }
 
 /* Residual blocks on the stream a (B,H,W,Hd). t is scratch of a's shape; u is scratch of a's shape, or
- * NULL, and then t lies at row P of the banded buffer `base` and each conv2 runs as conv2_shifted. */
+ * NULL, and then t lies at row P of the banded buffer `base` and each conv2 runs as conv2_shifted.
+ * With `head` (B,H,W,4) float32, the last block's GroupNorm 2, residual and ReLU run inside the final 1×1
+ * convolution (groupnorm_linear: the last stream is neither stored nor rounded) and head receives delta_raw;
+ * else a holds the last stream. */
 static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *a,
                            const ck_tensor *t, const ck_tensor *u, const ck_tensor *base, int64_t P, int band,
-                           const ck_tensor *st, int frozen) {
+                           const ck_tensor *st, int frozen, const ck_tensor *head) {
+    CK_ASSERT(!head || !st);
     for (int r = 0; r < cfg->ref_blocks; r++) {
         const ck_res_w *rw = &w->res[r];
         const int       d  = 1 << r;
@@ -91,7 +95,10 @@ static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *
         ck_tensor c2;
         if (u) ck_conv2d(ex, u, t, &rw->conv2_w, &rw->conv2_b, 1, d, d), c2 = *u;
         else c2 = conv2_shifted(ex, base, P, t->shape[1], band, d, &rw->conv2_w, &rw->conv2_b);
-        refiner_gn(ex, cfg, a, &c2, &rw->gn2_w, &rw->gn2_b, a, st, 2 + 2 * r, frozen);
+        if (head && r == cfg->ref_blocks - 1)
+            ck_groupnorm_linear(ex, head, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, a, CK_ACT_RELU,
+                                &w->final_w, &w->final_b);
+        else refiner_gn(ex, cfg, a, &c2, &rw->gn2_w, &rw->gn2_b, a, st, 2 + 2 * r, frozen);
     }
 }
 
@@ -111,8 +118,8 @@ static void refiner_run(ck_exec *ex, const ck_config *cfg, const ck_weights *w, 
     ck_tensor t = CK_NEW(ex, B, H, W, Hd);
     ck_tensor u = CK_NEW(ex, B, H, W, Hd);
     refiner_stem(ex, cfg, w, &in, &a, stp, frozen);
-    refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, stp, frozen);
-    ck_linear(ex, delta_raw, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
+    refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, stp, frozen, stp ? NULL : delta_raw);
+    if (stp) ck_linear(ex, delta_raw, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     ck_arena_reset(ex->arena, mark);
 }
 
@@ -159,17 +166,26 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
     ck_concat_sigmoid(ex, &in, x, 3, &up);
     refiner_stem(ex, cfg, w, &in, &a, NULL, 0);
 
+    ck_tensor delta = *out; /* delta_raw (B,H,W,4) float32 */
     if (band) {
         const ck_tensor below = rows_view(&base, P + H, dmax);
         ck_zero(ex, &below);
-        refiner_blocks(ex, cfg, w, &a, &t, NULL, &base, P, band, NULL, 0);
+        /* The last conv2's result starts band + dmax rows above t, inside `out` when out's memory is borrowed,
+         * so the head (groupnorm_linear, which reads it) writes delta_raw below it, into the banded buffer's
+         * dead tail rows [P + H − band − dmax, P + H + dmax), clear of where logits_up goes again (t's first
+         * rows); without room there, the last GroupNorm writes a and the head runs as its own 1×1 conv. */
+        const int64_t tail0 = P + H - band - dmax;
+        const size_t  dbytes = ck_tensor_nbytes(out);
+        const int     room   = (size_t)(band + 2 * dmax) * row >= dbytes && (size_t)(tail0 - P) * row >= dbytes;
+        if (room) delta = ck_tensor_make((uint8_t *)base.data + (size_t)tail0 * row, CK_DTYPE_F32, 4, out->shape);
+        refiner_blocks(ex, cfg, w, &a, &t, NULL, &base, P, band, NULL, 0, room ? &delta : NULL);
+        if (!room) ck_linear(ex, out, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     } else {
         ck_tensor u = CK_NEW(ex, B, H, W, Hd);
-        refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, NULL, 0);
+        refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, NULL, 0, out); /* delta_raw, into out */
     }
-    ck_linear(ex, out, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL); /* delta_raw, into out */
-    ck_resize_bilinear(ex, &up, logits, 0);                                /* t's memory is free again */
-    ck_sigmoid_add(ex, out, &up, out, delta_scale);
+    ck_resize_bilinear(ex, &up, logits, 0); /* t's memory is free again */
+    ck_sigmoid_add(ex, out, &up, &delta, delta_scale);
     ck_arena_reset(ex->arena, mark);
 }
 

@@ -41,6 +41,7 @@ CK_OP_WRAPPER(ck_linear, linear)
 CK_OP_WRAPPER(ck_layernorm, layernorm)
 CK_OP_WRAPPER(ck_conv2d_pad, conv2d) /* pad_h rows above and below, pad_w columns left and right */
 CK_OP_WRAPPER(ck_groupnorm, groupnorm)
+CK_OP_WRAPPER(ck_groupnorm_linear, groupnorm_linear)
 CK_OP_WRAPPER(ck_attention, attention)
 CK_OP_WRAPPER(ck_attn_gather, attn_gather)
 CK_OP_WRAPPER(ck_attn_scatter, attn_scatter)

@@ -41,6 +41,13 @@
     (const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta, int groups,     \
      float eps, const ck_tensor *residual, ck_act act)
 
+/* y (B,H,W,N) float32 = act(GroupNorm(x (B,H,W,C); groups, eps) + residual) · w (N, C)ᵀ + b (N): the refiner's
+ * last GroupNorm and its 1×1 head in one pass, the normalized map neither stored nor rounded to x's dtype.
+ * residual and b may be NULL. */
+#define CK_OP_PARAMS_groupnorm_linear                                                                       \
+    (const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta, int groups,     \
+     float eps, const ck_tensor *residual, ck_act act, const ck_tensor *w, const ck_tensor *b)
+
 /* o (G,Tq,HD) = softmax(q (G,Tq,HD) · k (G,Tk,HD)ᵀ · scale) · v (G,Tk,HD), flash-style (no G·Tq·Tk). */
 #define CK_OP_PARAMS_attention                                                                              \
     (const ck_tensor *o, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, float scale)
@@ -115,6 +122,7 @@
     X(layernorm)        \
     X(conv2d)           \
     X(groupnorm)        \
+    X(groupnorm_linear) \
     X(attention)        \
     X(attn_gather)      \
     X(attn_scatter)     \

@@ -37,24 +37,20 @@ void ck_layernorm_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, co
 
 #define CK_GN_CHUNK 256 /* pixels per partial sum */
 
-void ck_groupnorm_stats_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
-                            const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
-                            const ck_tensor *stats, int stats_frozen) {
-    (void)be;
+/* sc, sh (B, C): GroupNorm's per-sample, per-channel scale rstd·γ and shift β − mean·scale, from statistics
+ * computed on x (and written to `stats` when given) or, when frozen, read from `stats`. */
+static void gn_coefficients(const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta, int groups, float eps,
+                            const ck_tensor *stats, int stats_frozen, float *sc, float *sh) {
     const int64_t B = x->shape[0], C = ck_tensor_last(x);
     const int64_t P  = ck_tensor_numel(x) / (B * C); /* pixels per sample */
     const int64_t CG = C / groups;
     const float  *X  = (const float *)x->data; /* (B, P, C) */
-    float        *Y  = (float *)y->data;
-    const float  *R  = residual ? (const float *)residual->data : NULL;
     const float  *Gm = (const float *)gamma->data, *Bt = (const float *)beta->data;
     float        *S  = stats ? (float *)stats->data : NULL; /* (B, groups, 2) */
 
     float *mean = malloc(sizeof(float) * (size_t)(B * groups));
     float *rstd = malloc(sizeof(float) * (size_t)(B * groups));
-    float *sc   = malloc(sizeof(float) * (size_t)(B * C)); /* per-channel scale and shift */
-    float *sh   = malloc(sizeof(float) * (size_t)(B * C));
-    CK_ASSERT(mean && rstd && sc && sh);
+    CK_ASSERT(mean && rstd);
     if (stats_frozen) {
         CK_ASSERT(S);
         for (int64_t i = 0; i < B * groups; i++) mean[i] = S[2 * i], rstd[i] = S[2 * i + 1];
@@ -104,6 +100,23 @@ void ck_groupnorm_stats_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor 
             sc[b * C + c]   = rstd[g] * Gm[c];
             sh[b * C + c]   = Bt[c] - mean[g] * sc[b * C + c];
         }
+    free(mean);
+    free(rstd);
+}
+
+void ck_groupnorm_stats_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                            const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
+                            const ck_tensor *stats, int stats_frozen) {
+    (void)be;
+    const int64_t B = x->shape[0], C = ck_tensor_last(x);
+    const int64_t P = ck_tensor_numel(x) / (B * C); /* pixels per sample */
+    const float  *X = (const float *)x->data;       /* (B, P, C) */
+    float        *Y = (float *)y->data;
+    const float  *R = residual ? (const float *)residual->data : NULL;
+    float *sc = malloc(sizeof(float) * (size_t)(B * C)); /* per-channel scale and shift */
+    float *sh = malloc(sizeof(float) * (size_t)(B * C));
+    CK_ASSERT(sc && sh);
+    gn_coefficients(x, gamma, beta, groups, eps, stats, stats_frozen, sc, sh);
 
 #pragma omp parallel for schedule(static)
     for (int64_t bp = 0; bp < B * P; bp++) {
@@ -124,8 +137,42 @@ void ck_groupnorm_stats_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor 
         else
             for (int64_t c = 0; c < C; c++) yp[c] = xp[c] * scb[c] + shb[c] + (rp ? rp[c] : 0.0f);
     }
-    free(mean);
-    free(rstd);
+    free(sc);
+    free(sh);
+}
+
+#define CK_GN_LINEAR_MAX_C 1024 /* channels normalized per pixel on the stack */
+
+void ck_groupnorm_linear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                             const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
+                             const ck_tensor *w, const ck_tensor *b) {
+    (void)be;
+    const int64_t B = x->shape[0], C = ck_tensor_last(x), N = w->shape[0];
+    const int64_t P = ck_tensor_numel(x) / (B * C);
+    CK_ASSERT(C <= CK_GN_LINEAR_MAX_C);
+    const float *X = (const float *)x->data, *R = residual ? (const float *)residual->data : NULL; /* (B, P, C) */
+    const float *Wt = (const float *)w->data, *Bs = b ? (const float *)b->data : NULL;           /* (N, C), (N) */
+    float       *Y = (float *)y->data;                                                            /* (B, P, N) */
+    float *sc = malloc(sizeof(float) * (size_t)(B * C)), *sh = malloc(sizeof(float) * (size_t)(B * C));
+    CK_ASSERT(sc && sh);
+    gn_coefficients(x, gamma, beta, groups, eps, NULL, 0, sc, sh);
+#pragma omp parallel for schedule(static)
+    for (int64_t bp = 0; bp < B * P; bp++) {
+        const int64_t bi = bp / P;
+        const float  *xp = X + bp * C, *rp = R ? R + bp * C : NULL, *scb = sc + bi * C, *shb = sh + bi * C;
+        float         v[CK_GN_LINEAR_MAX_C]; /* the normalized pixel, in float as groupnorm's output */
+        for (int64_t c = 0; c < C; c++) {
+            float t = xp[c] * scb[c] + shb[c] + (rp ? rp[c] : 0.0f);
+            if (act == CK_ACT_RELU) t = t > 0.0f ? t : 0.0f;
+            else if (act == CK_ACT_GELU) t = ck_gelu_erf(t);
+            v[c] = t;
+        }
+        for (int64_t n = 0; n < N; n++) {
+            double s = Bs ? Bs[n] : 0.0;
+            for (int64_t c = 0; c < C; c++) s += (double)v[c] * Wt[n * C + c];
+            Y[bp * N + n] = (float)s;
+        }
+    }
     free(sc);
     free(sh);
 }

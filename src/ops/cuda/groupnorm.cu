@@ -205,9 +205,55 @@ __global__ void gn_apply_kernel(T *y, const T *x, const T *r, const float2 *__re
     }
 }
 
+/* The apply kernel where the channel vectors of a pixel divide the block (NV = C / V divides GN_THREADS): the
+ * grid's stride is then a multiple of NV, so every vector a thread touches has the same channels, and its
+ * coefficients sit in registers for the whole loop (no per-element coefficient loads or 64-bit modulo); two
+ * vectors per iteration keep two loads (four with the residual) in flight. The same operations as
+ * gn_apply_kernel, so the same bits. */
+template <typename T, int V>
+__global__ void __launch_bounds__(GN_THREADS)
+    gn_apply_cv_kernel(T *y, const T *x, const T *r, const float2 *__restrict__ coef, int64_t PC, int C, int act) {
+    const int64_t base   = (int64_t)blockIdx.y * PC;
+    const int64_t nvec   = PC / V;
+    const int64_t stride = (int64_t)gridDim.x * GN_THREADS;
+    const int64_t i0     = (int64_t)blockIdx.x * GN_THREADS + threadIdx.x;
+    const int     c0     = (int)((i0 * V) % C); /* the same for i0 + k·stride: stride·V is a multiple of C */
+    float2        k[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) k[j] = coef[(int64_t)blockIdx.y * C + c0 + j];
+    auto one = [&](ck_vec<T, V> &xv, const ck_vec<T, V> &rv) {
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            float v = __fadd_rn(__fmul_rn(ck_ldf(xv.v[j]), k[j].x), k[j].y);
+            if (r) v += ck_ldf(rv.v[j]);
+            if (act == CK_ACT_RELU) v = v > 0.0f ? v : 0.0f;
+            else if (act == CK_ACT_GELU) v = ck_gelu_erf_d(v);
+            xv.v[j] = ck_stf<T>(v);
+        }
+    };
+    for (int64_t i = i0; i < nvec; i += 2 * stride) {
+        const int64_t e0 = base + i * V, e1 = e0 + stride * V;
+        const bool    two = i + stride < nvec;
+        ck_vec<T, V>  x0 = ck_vload<T, V>(x + e0), x1, r0, r1;
+        if (two) x1 = ck_vload<T, V>(x + e1);
+        if (r) {
+            r0 = ck_vload<T, V>(r + e0);
+            if (two) r1 = ck_vload<T, V>(r + e1);
+        }
+        one(x0, r0);
+        ck_vstore<T, V>(y + e0, x0);
+        if (two) {
+            one(x1, r1);
+            ck_vstore<T, V>(y + e1, x1);
+        }
+    }
+}
+
+/* Steps 1-3: the (B, C) (scale, shift) coefficients in the scratch, from statistics of x (written to `stats`
+ * when given) or, frozen, read from `stats`. */
 template <typename T>
-static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const float *gamma, const float *beta,
-                   int groups, float eps, const ck_tensor *residual, int act, const ck_tensor *stats, int frozen) {
+static float2 *gn_coefficients(ck_cuda *cu, const ck_tensor *x, const float *gamma, const float *beta, int groups,
+                               float eps, const ck_tensor *stats, int frozen) {
     const int64_t B = x->shape[0], C = ck_tensor_last(x);
     const int64_t P = ck_tensor_numel(x) / (B * C);
     const int     CG = (int)(C / groups);
@@ -226,10 +272,11 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
 
     if (!frozen) {
         /* chunks: ≥ 1024 pixels (a vector block's 32 lanes then sum 32+ pixels each: with 128-pixel chunks
-         * the lane reduction dominated, 263 µs for a batch of eight 512² maps), ≤ 2048 per sample; they
+         * the lane reduction dominated, 263 µs for a batch of eight 512² maps), ≤ 4096 per sample (2048
+         * chunks of a 2048² map left the last of ~2.2 waves of blocks mostly idle); they
          * depend on the sample's size only, so an image's statistics do not depend on the batch. Partials
          * must fit in what is left of the scratch. */
-        int64_t chunk = (P + 2047) / 2048;
+        int64_t chunk = (P + 4095) / 4096;
         if (chunk < 1024) chunk = 1024 < P ? 1024 : P;
         int64_t nchunk = (P + chunk - 1) / chunk;
         while ((size_t)B * nchunk * C * sizeof(double2) > cu->scratch_bytes - off && chunk < P) {
@@ -253,6 +300,15 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
     }
     gn_coef_kernel<<<ck_grid_for(cu, B * C, 256), 256, 0, cu->stream>>>(coef, st, gamma, beta, (int)B, (int)C, CG, groups);
     CK_KERNEL_CHECK(cu);
+    return coef;
+}
+
+template <typename T>
+static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const float *gamma, const float *beta,
+                   int groups, float eps, const ck_tensor *residual, int act, const ck_tensor *stats, int frozen) {
+    const int64_t B = x->shape[0], C = ck_tensor_last(x);
+    const int64_t P = ck_tensor_numel(x) / (B * C);
+    const float2 *coef = gn_coefficients<T>(cu, x, gamma, beta, groups, eps, stats, frozen);
 
     T            *Y  = (T *)y->data; /* (B, P, C), may alias x and the residual */
     const T      *X  = (const T *)x->data; /* (B, P, C) */
@@ -261,7 +317,9 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
     const int64_t PC = P * C;
     const int     vec = C % V == 0 && ck_aligned(X, 16) && ck_aligned(Y, 16) && (!R || ck_aligned(R, 16));
     unsigned      gx  = ck_grid_for(cu, vec ? PC / V : PC, 256) / (unsigned)B + 1;
-    if (vec) gn_apply_kernel<T, V><<<dim3(gx, (unsigned)B), 256, 0, cu->stream>>>(Y, X, R, coef, PC, (int)C, act);
+    if (vec && GN_THREADS % (C / V) == 0)
+        gn_apply_cv_kernel<T, V><<<dim3(gx, (unsigned)B), GN_THREADS, 0, cu->stream>>>(Y, X, R, coef, PC, (int)C, act);
+    else if (vec) gn_apply_kernel<T, V><<<dim3(gx, (unsigned)B), 256, 0, cu->stream>>>(Y, X, R, coef, PC, (int)C, act);
     else gn_apply_kernel<T, 1><<<dim3(gx, (unsigned)B), 256, 0, cu->stream>>>(Y, X, R, coef, PC, (int)C, act);
     CK_KERNEL_CHECK(cu);
 }
@@ -280,4 +338,117 @@ extern "C" void ck_groupnorm_stats_cuda(ck_backend *be, const ck_tensor *y, cons
 extern "C" void ck_groupnorm_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
                                   const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act) {
     ck_groupnorm_stats_cuda(be, y, x, gamma, beta, groups, eps, residual, act, NULL, 0);
+}
+
+/* groupnorm_linear: y (B, P, N) float32 = act(x·scale + shift + r) · wᵀ + b per pixel, the normalized values in
+ * registers only. NV = C / V threads share a pixel, each one 16-byte vector of its channels (the coefficients
+ * and that slice of w stay in registers: the grid's stride is a multiple of NV), their N partial dot products
+ * added over the NV lanes by shuffles; lane 0 of the pixel writes its N outputs. The normalized value is formed
+ * as gn_apply_kernel forms it (then kept in float, not rounded to T). */
+template <typename T, typename TW, int V, int NV, int N>
+__global__ void __launch_bounds__(GN_THREADS)
+    gn_linear_kernel(float *__restrict__ y, const T *__restrict__ x, const T *__restrict__ r,
+                     const float2 *__restrict__ coef, const TW *__restrict__ w, const float *__restrict__ b,
+                     int64_t P, int act) {
+    constexpr int C = V * NV;
+    const int64_t stride = (int64_t)gridDim.x * (GN_THREADS / NV); /* pixels */
+    const int     cv     = threadIdx.x % NV;
+    const int64_t p0     = (int64_t)blockIdx.x * (GN_THREADS / NV) + threadIdx.x / NV;
+    const int64_t img    = blockIdx.y;
+    float2        k[V];
+    float         wr[N][V];
+#pragma unroll
+    for (int j = 0; j < V; j++) k[j] = coef[img * C + cv * V + j];
+#pragma unroll
+    for (int n = 0; n < N; n++)
+#pragma unroll
+        for (int j = 0; j < V; j++) wr[n][j] = ck_ldf(w[n * C + cv * V + j]);
+    const T *xb = x + img * P * C, *rb = r ? r + img * P * C : nullptr;
+    float   *yb = y + img * P * N;
+    for (int64_t p = p0; p < P; p += stride) {
+        const ck_vec<T, V> xv = ck_vload<T, V>(xb + p * C + cv * V);
+        ck_vec<T, V>       rv;
+        if (rb) rv = ck_vload<T, V>(rb + p * C + cv * V);
+        float acc[N];
+#pragma unroll
+        for (int n = 0; n < N; n++) acc[n] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            float v = __fadd_rn(__fmul_rn(ck_ldf(xv.v[j]), k[j].x), k[j].y);
+            if (rb) v += ck_ldf(rv.v[j]);
+            if (act == CK_ACT_RELU) v = v > 0.0f ? v : 0.0f;
+            else if (act == CK_ACT_GELU) v = ck_gelu_erf_d(v);
+#pragma unroll
+            for (int n = 0; n < N; n++) acc[n] = fmaf(v, wr[n][j], acc[n]);
+        }
+#pragma unroll
+        for (int off = NV / 2; off > 0; off >>= 1)
+#pragma unroll
+            for (int n = 0; n < N; n++) acc[n] += __shfl_xor_sync(0xffffffffu, acc[n], off, NV);
+        if (cv == 0)
+#pragma unroll
+            for (int n = 0; n < N; n++) yb[p * N + n] = acc[n] + (b ? b[n] : 0.0f);
+    }
+}
+
+/* Any shape: one thread per pixel, every channel in turn. */
+template <typename T, typename TW>
+__global__ void gn_linear_any_kernel(float *__restrict__ y, const T *__restrict__ x, const T *__restrict__ r,
+                                     const float2 *__restrict__ coef, const TW *__restrict__ w,
+                                     const float *__restrict__ b, int64_t P, int C, int N, int act) {
+    const int64_t img = blockIdx.y;
+    CK_GRID_STRIDE(p, P) {
+        const T *xp = x + (img * P + p) * C, *rp = r ? r + (img * P + p) * C : nullptr;
+        for (int n = 0; n < N; n++) {
+            float acc = 0.0f;
+            for (int c = 0; c < C; c++) {
+                const float2 k = coef[img * C + c];
+                float        v = __fadd_rn(__fmul_rn(ck_ldf(xp[c]), k.x), k.y);
+                if (rp) v += ck_ldf(rp[c]);
+                if (act == CK_ACT_RELU) v = v > 0.0f ? v : 0.0f;
+                else if (act == CK_ACT_GELU) v = ck_gelu_erf_d(v);
+                acc = fmaf(v, ck_ldf(w[n * C + c]), acc);
+            }
+            y[(img * P + p) * N + n] = acc + (b ? b[n] : 0.0f);
+        }
+    }
+}
+
+template <typename T, typename TW>
+static void launch_linear(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const float *gamma, const float *beta,
+                          int groups, float eps, const ck_tensor *residual, int act, const ck_tensor *w,
+                          const ck_tensor *b) {
+    const int64_t B = x->shape[0], C = ck_tensor_last(x), N = w->shape[0];
+    const int64_t P = ck_tensor_numel(x) / (B * C);
+    const float2 *coef = gn_coefficients<T>(cu, x, gamma, beta, groups, eps, NULL, 0);
+    float        *Y = (float *)y->data;
+    const T      *X = (const T *)x->data, *R = residual ? (const T *)residual->data : NULL;
+    const TW     *Wt = (const TW *)w->data;
+    const float  *Bs = b ? (const float *)b->data : NULL;
+    constexpr int V = ck_v16<T>::V;
+    const int vec = ck_aligned(X, 16) && (!R || ck_aligned(R, 16)) && N == 4;
+    const unsigned gx = ck_grid_for(cu, P * (C / V), GN_THREADS) / (unsigned)B + 1;
+#define CK__GN_LIN(NVv)                                                                                        \
+    gn_linear_kernel<T, TW, V, NVv, 4><<<dim3(gx, (unsigned)B), GN_THREADS, 0, cu->stream>>>(Y, X, R, coef, Wt, Bs, P, act)
+    if (vec && C == 8 * V) CK__GN_LIN(8);
+    else if (vec && C == 4 * V) CK__GN_LIN(4);
+    else if (vec && C == 16 * V) CK__GN_LIN(16);
+    else
+        gn_linear_any_kernel<T, TW><<<dim3(ck_grid_for(cu, P, 256) / (unsigned)B + 1, (unsigned)B), 256, 0, cu->stream>>>(
+            Y, X, R, coef, Wt, Bs, P, (int)C, (int)N, act);
+#undef CK__GN_LIN
+    CK_KERNEL_CHECK(cu);
+}
+
+extern "C" void ck_groupnorm_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                                         const ck_tensor *beta, int groups, float eps, const ck_tensor *residual,
+                                         ck_act act, const ck_tensor *w, const ck_tensor *b) {
+    ck_cuda *cu = ck_cuda_of(be);
+    CK_ASSERT(ck_is_float_dtype(x->dtype) && (w->dtype == x->dtype || w->dtype == CK_DTYPE_F32));
+    const float *g = (const float *)gamma->data, *bt = (const float *)beta->data;
+    if (w->dtype == CK_DTYPE_F32 && x->dtype != CK_DTYPE_F32) {
+        CK_DISPATCH_FLOAT(x->dtype, T, (launch_linear<T, float>(cu, y, x, g, bt, groups, eps, residual, act, w, b)));
+    } else {
+        CK_DISPATCH_FLOAT(x->dtype, T, (launch_linear<T, T>(cu, y, x, g, bt, groups, eps, residual, act, w, b)));
+    }
 }
