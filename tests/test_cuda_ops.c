@@ -19,6 +19,9 @@
 #include "ops/backend.h"
 #include "harness.h"
 #include "ops/ops.h"
+#ifdef CK_HAVE_CUDA
+#include "ops/cuda/attention.h" /* the attention_qkv case checks the op against its direct path */
+#endif
 
 #include <math.h>
 #include <stdint.h>
@@ -358,6 +361,28 @@ static void test_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64
     ck_attention_qkv(&g_exc, &y.c, &qkv.c, heads, scale, &q.c, &k.c, &v.c, &o.c);
     ck_attention_qkv(&g_exg, &y.d, &qkv.d, heads, scale, &q.d, &k.d, &v.d, &o.d);
     tp_compare(what, &y, 1.0);
+    /* the direct path serves exactly where FA3 serves the gathered rows (HDp 64, 4096+ rows), and there computes
+     * the op's bits */
+#ifdef CK_HAVE_CUDA
+    if (HDp == 64 && g_gpu->act_dtype != CK_DTYPE_F32) {
+        const int fa3 = ck__attention_cuda_variant(g_gpu, &o.d, &q.d, &k.d, &v.d, scale, CK_ATTN_FA3) == CK_ATTN_FA3;
+        tpair     y2  = TP(K_ACT, F_OUT, 0, 0, B, H, W, heads * HD);
+        const int direct = ck__attention_tokens_fa3(g_gpu, &y2.d, &qkv.d, heads, scale);
+        CHECK_MSG(direct == (fa3 && T >= 4096), "[%s] %s: direct path %d, FA3 on the gathered rows %d", g_prec_name,
+                  what, direct, fa3);
+        if (direct) {
+            float *a = malloc(y.n * sizeof(float)), *b2 = malloc(y.n * sizeof(float));
+            CK_ASSERT(a && b2);
+            CHECK(tp_fetch(&y, a) && tp_fetch(&y2, b2));
+            CHECK_MSG(!memcmp(a, b2, y.n * sizeof(float)), "[%s] %s: the op and its direct path differ", g_prec_name,
+                      what);
+            free(a), free(b2);
+        }
+        printf("%s [%s] %s: direct FA3 path %s\n", direct == (fa3 && T >= 4096) ? "OK    " : "NOT OK", g_prec_name,
+               what, direct ? "taken" : "not offered");
+        tp_free(&y2);
+    }
+#endif
     tp_free(&qkv), tp_free(&y), tp_free(&q), tp_free(&k), tp_free(&v), tp_free(&o);
 }
 
