@@ -12,7 +12,7 @@ cosine), so the result does not depend on how the run was cut into invocations; 
 batch k of the generator's stream (seeded by --seed and k), so a resumed run sees what an uninterrupted
 one would. Adam's moments are stored in bfloat16 (the state's files stay under 16 MB each).
 
-Loss per sample: L1 on alpha, L1 on the foreground (sRGB) weighted 0.25 + 0.75·alpha where alpha > 0.002, L1 on alpha's spatial gradients
+Loss per sample (recipe 1; recipe 2 adds the edge band's L1 and weighs fg uniformly, see losses()): L1 on alpha, L1 on the foreground (sRGB) weighted 0.25 + 0.75·alpha where alpha > 0.002, L1 on alpha's spatial gradients
 (edges), and the same alpha/fg terms at half weight on the coarse decoder output σ(logits_up).
 """
 from __future__ import annotations
@@ -51,9 +51,16 @@ def forward(model, rgb, hint):
     return torch.sigmoid(a_up + delta[:, 0:1]), torch.sigmoid(f_up + delta[:, 1:4]), coarse_a, coarse_f
 
 
-def losses(pa, pf, ca, cf, alpha, fg):
-    # fg weight: every covered pixel counts (as in `ckey quality`'s fg MAE), opaque ones most
-    w = torch.where(alpha > 0.002, 0.25 + 0.75 * alpha, torch.zeros_like(alpha))
+def losses(pa, pf, ca, cf, alpha, fg, recipe=1):
+    """recipe 1 (versions 0 and 1): fg weighted 0.25 + 0.75·alpha on covered pixels. recipe 2 (version 2):
+    the terms `ckey quality` scores, each as its own mean: fg uniform over covered pixels, plus L1 on the
+    semi-transparent pixels (0.002 < alpha < 0.998, the edge band) with weight 1, so the few edge pixels of a plate
+    weigh as much as all its solid ones."""
+    covered = alpha > 0.002
+    if recipe >= 2:
+        w = covered.to(alpha.dtype)
+    else:
+        w = torch.where(covered, 0.25 + 0.75 * alpha, torch.zeros_like(alpha))
     l_a = (pa - alpha).abs().mean()
     l_f = ((pf - fg).abs() * w).sum() / (3 * w.sum() + 1.0)
     gx = lambda t: t[..., :, 1:] - t[..., :, :-1]  # noqa: E731
@@ -62,7 +69,12 @@ def losses(pa, pf, ca, cf, alpha, fg):
     l_ca = (ca - alpha).abs().mean()
     l_cf = ((cf - fg).abs() * w).sum() / (3 * w.sum() + 1.0)
     total = l_a + l_f + 0.5 * l_g + 0.5 * (l_ca + l_cf)
-    return total, {k: float(v.detach()) for k, v in dict(alpha=l_a, fg=l_f, grad=l_g, coarse=l_ca).items()}
+    parts = dict(alpha=l_a, fg=l_f, grad=l_g, coarse=l_ca)
+    if recipe >= 2:
+        band = ((alpha > 0.002) & (alpha < 0.998)).to(alpha.dtype)  # blur tails leave 1e-7s: not edges
+        parts["edge"] = ((pa - alpha).abs() * band).sum() / (band.sum() + 1.0)
+        total = total + parts["edge"]
+    return total, {k: float(v.detach()) for k, v in parts.items()}
 
 
 def lr_at(step, steps, base, warm=500):
@@ -142,6 +154,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--export", help="write the fp16 safetensors for ckey and exit")
     ap.add_argument("--init", help="start a new state from these safetensors weights (e.g. the shipped model)")
+    ap.add_argument("--recipe", type=int, default=1, choices=(1, 2),
+                    help="loss recipe of a new state (see losses(); a resumed run keeps its own)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args(argv)
 
@@ -158,7 +172,8 @@ def main(argv=None):
         model.load_state_dict(read_safetensors(a.init))
         print(f"initialized from {a.init}")
     meta = load_state(a.state, model, opt) or {"step": 0, "seed": a.seed, "size": a.size, "batch": a.batch,
-                                              "steps": a.steps or 6000, "lr": a.lr, "history": [], "seconds": 0.0}
+                                              "steps": a.steps or 6000, "lr": a.lr, "history": [], "seconds": 0.0,
+                                              "recipe": a.recipe}
     if a.steps and a.steps != meta["steps"]:
         print(f"note: the schedule now ends at step {a.steps} (was {meta['steps']})")
         meta["steps"] = a.steps
@@ -180,7 +195,7 @@ def main(argv=None):
             rgb, hint, alpha, fg = gen.batch(meta["batch"], step)
         with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=dev == "cuda"):
             pa, pf, ca, cf = forward(model, rgb, hint)
-        loss, parts = losses(pa.float(), pf.float(), ca.float(), cf.float(), alpha, fg)
+        loss, parts = losses(pa.float(), pf.float(), ca.float(), cf.float(), alpha, fg, meta.get("recipe", 1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
