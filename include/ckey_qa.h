@@ -124,13 +124,15 @@ void   ck_plate_hint(float *hint, const float *alpha, int w, int h, int erode, i
 /* ---- scores ---- */
 
 typedef struct ck_score {
-    size_t n, edge_n, fg_n;
-    double sum_abs, sum_sq, max_abs, edge_sum_abs, fg_sum_abs;
+    size_t n, edge_n, fg_n, fg_solid_n;
+    double sum_abs, sum_sq, max_abs, edge_sum_abs, fg_sum_abs, fg_solid_sum_abs;
 } ck_score;
 
+/* fg_mae over every pixel with truth alpha > 0, split into the opaque ones (truth alpha = 1: fg_solid_mae)
+ * and the rest (0 < truth alpha < 1: fg_edge_mae), where the plate holds only part of the foreground. */
 typedef struct ck_score_summary {
-    size_t n, edge_n, fg_n;
-    double mae, max_err, mse, edge_mae, fg_mae;
+    size_t n, edge_n, fg_n, fg_solid_n;
+    double mae, max_err, mse, edge_mae, fg_mae, fg_solid_mae, fg_edge_mae;
 } ck_score_summary;
 
 /* alpha, truth_alpha: (n_pixels); fg, truth_fg: (n_pixels, 3) or both NULL (alpha only). */

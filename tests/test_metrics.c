@@ -22,6 +22,10 @@ int main(void) {
         CHECK_MSG(NEAR(r.mse, 0.078125), "mse %.17g", r.mse);
         CHECK_MSG(NEAR(r.edge_mae, 0.25), "edge mae %.17g", r.edge_mae);
         CHECK_MSG(NEAR(r.fg_mae, 0.125), "fg mae %.17g", r.fg_mae);
+        /* split: pixels 1 and 2 are opaque ((0.25 + 0.5) / 6), pixel 3 partly covered (0.375 / 3) */
+        CHECK(r.fg_solid_n == 2);
+        CHECK_MSG(NEAR(r.fg_solid_mae, 0.125), "fg solid mae %.17g", r.fg_solid_mae);
+        CHECK_MSG(NEAR(r.fg_edge_mae, 0.125), "fg edge mae %.17g", r.fg_edge_mae);
 
         /* pooling: two adds equal one add of the concatenation */
         ck_score p = {0};

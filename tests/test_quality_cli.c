@@ -70,13 +70,14 @@ int main(void) {
     char *md = slurp(path);
     CHECK(js && md);
     if (js && md) {
-        static const char *fields[6] = {"alpha_mae", "alpha_max_err", "alpha_mse", "edge_mae", "fg_mae", "ms_per_frame"};
+        static const char *fields[8] = {"alpha_mae", "alpha_max_err", "alpha_mse",   "edge_mae",
+                                        "fg_mae",    "fg_solid_mae",  "fg_edge_mae", "ms_per_frame"};
         for (int k = 0; k < 4; k++) {
             const char *o = config_obj(js, labels[k]);
             CHECK_MSG(o != NULL, "no JSON row for %s", labels[k]);
             if (!o) continue;
             CHECK_MSG(!strncmp(strstr(o, "\"ok\": "), "\"ok\": true", 10), "%s not ok", labels[k]);
-            for (int f = 0; f < 6; f++) {
+            for (int f = 0; f < 8; f++) {
                 const double v = json_field(o, fields[f]);
                 CHECK_MSG(isfinite(v) && v >= 0, "%s %s = %g", labels[k], fields[f], v);
             }
@@ -95,7 +96,8 @@ int main(void) {
             const char *a1 = o1 ? strstr(o1, "\"agreement\"") : NULL;
             CHECK_MSG(a1 && isfinite(json_field(a1, "psnr")) && json_field(a1, "mean_diff") > 0, "tiled agreement");
         }
-        CHECK(strstr(md, "| config | alpha MAE | max err | MSE | edge-band MAE | fg MAE | ms/frame | device peak MiB |") != NULL);
+        CHECK(strstr(md, "| config | alpha MAE | max err | MSE | edge-band MAE | fg MAE | fg MAE, alpha 1 | fg MAE, alpha < 1 | "
+                         "ms/frame | device peak MiB |") != NULL);
         CHECK(strstr(md, "| full@fp32 | 0.000e+00 | 0.000e+00 | inf |") != NULL);
         CHECK(strstr(md, "Caveat") == NULL); /* a checkpoint file: no random-weights caveat */
     }

@@ -25,6 +25,7 @@ void ck_score_add(ck_score *s, const float *alpha, const float *fg, const float 
             for (int c = 0; c < 3; c++) f += fabs((double)fg[3 * i + c] - truth_fg[3 * i + c]);
             s->fg_sum_abs += f;
             s->fg_n++;
+            if (t >= 1.0) s->fg_solid_sum_abs += f, s->fg_solid_n++;
         }
     }
     s->n += n_pixels;
@@ -32,12 +33,16 @@ void ck_score_add(ck_score *s, const float *alpha, const float *fg, const float 
 
 ck_score_summary ck_score_finish(const ck_score *s) {
     ck_score_summary r;
-    r.n = s->n, r.edge_n = s->edge_n, r.fg_n = s->fg_n;
+    r.n = s->n, r.edge_n = s->edge_n, r.fg_n = s->fg_n, r.fg_solid_n = s->fg_solid_n;
     r.mae      = s->n ? s->sum_abs / (double)s->n : NAN;
     r.mse      = s->n ? s->sum_sq / (double)s->n : NAN;
     r.max_err  = s->n ? s->max_abs : NAN;
     r.edge_mae = s->edge_n ? s->edge_sum_abs / (double)s->edge_n : NAN;
     r.fg_mae   = s->fg_n ? s->fg_sum_abs / (3.0 * (double)s->fg_n) : NAN;
+    r.fg_solid_mae = s->fg_solid_n ? s->fg_solid_sum_abs / (3.0 * (double)s->fg_solid_n) : NAN;
+    r.fg_edge_mae  = s->fg_n > s->fg_solid_n
+                         ? (s->fg_sum_abs - s->fg_solid_sum_abs) / (3.0 * (double)(s->fg_n - s->fg_solid_n))
+                         : NAN;
     return r;
 }
 

@@ -56,7 +56,8 @@ static void usage_quality(FILE *f) {
             "Keys synthetic green-screen plates whose alpha and foreground are known exactly (see 'ckey plates\n"
             "--help') under each configuration and scores the network's alpha and fg (before despill and\n"
             "despeckle) against the truth: alpha MAE, max error, MSE, MAE over the edge band (pixels with\n"
-            "0 < truth alpha < 1), fg MAE (sRGB values, pixels with truth alpha > 0), median ms per frame\n"
+            "0 < truth alpha < 1), fg MAE (sRGB values, pixels with truth alpha > 0; also split into the opaque\n"
+            "pixels, truth alpha = 1, and the partly covered ones, 0 < truth alpha < 1), median ms per frame\n"
             "(ck_key_image wall time: pre-processing, network, resize back; despeckle, despill and comp are\n"
             "off since the scores precede them) and the context's device memory peak (CUDA). A second table\n"
             "compares every configuration's alpha with the first one's (max and mean difference, PSNR with\n"
@@ -250,21 +251,23 @@ static void write_md(FILE *f, const qrun *r) {
     if (!strncmp(r->ckpt, RANDOM_PREFIX, strlen(RANDOM_PREFIX)))
         fprintf(f, "\n> **Caveat: random weights.** These numbers exercise the harness and compare configurations "
                    "with each other; they do not measure keying quality.\n");
-    fprintf(f, "\n| config | alpha MAE | max err | MSE | edge-band MAE | fg MAE | ms/frame | device peak MiB |\n"
-               "|---|---|---|---|---|---|---|---|\n");
+    fprintf(f, "\n| config | alpha MAE | max err | MSE | edge-band MAE | fg MAE | fg MAE, alpha 1 | fg MAE, alpha < 1 | "
+               "ms/frame | device peak MiB |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < r->ncfg; k++) {
         const qconfig *q = &r->cfg[k];
         if (!q->ok) {
-            fprintf(f, "| %s | failed | | | | | | |\n", q->label);
+            fprintf(f, "| %s | failed | | | | | | | | |\n", q->label);
             continue;
         }
         char pk[32];
         if (q->peak_mib > 0) snprintf(pk, sizeof pk, "%.0f", q->peak_mib);
         else snprintf(pk, sizeof pk, "-");
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", q->label, fmt(a, sizeof a, "%.5f", q->score.mae),
-                fmt(b, sizeof b, "%.4f", q->score.max_err), fmt(c, sizeof c, "%.3e", q->score.mse),
-                fmt(d, sizeof d, "%.5f", q->score.edge_mae), fmt(e, sizeof e, "%.5f", q->score.fg_mae),
-                fmt(g, sizeof g, "%.1f", q->ms), pk);
+        char fs[32], fe[32];
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", q->label,
+                fmt(a, sizeof a, "%.5f", q->score.mae), fmt(b, sizeof b, "%.4f", q->score.max_err),
+                fmt(c, sizeof c, "%.3e", q->score.mse), fmt(d, sizeof d, "%.5f", q->score.edge_mae),
+                fmt(e, sizeof e, "%.5f", q->score.fg_mae), fmt(fs, sizeof fs, "%.5f", q->score.fg_solid_mae),
+                fmt(fe, sizeof fe, "%.5f", q->score.fg_edge_mae), fmt(g, sizeof g, "%.1f", q->ms), pk);
     }
     fprintf(f, "\nAlpha agreement with `%s`:\n\n", r->cfg[0].label);
     if (r->ncfg < 2) {
@@ -302,9 +305,11 @@ static void write_json(FILE *f, const qrun *r) {
         ck_cli_json_str(f, q->precision);
         fprintf(f, ", \"size\": %d, \"tile\": %d, \"overlap\": %d, \"refiner\": %d", q->p.tile ? q->p.tile : q->p.size,
                 q->p.tile, q->p.tile_overlap, q->p.use_refiner);
-        const double v[6] = {q->score.mae, q->score.max_err, q->score.mse, q->score.edge_mae, q->score.fg_mae, q->ms};
-        static const char *names[6] = {"alpha_mae", "alpha_max_err", "alpha_mse", "edge_mae", "fg_mae", "ms_per_frame"};
-        for (int i = 0; i < 6; i++) {
+        const double v[8] = {q->score.mae,    q->score.max_err,      q->score.mse,         q->score.edge_mae,
+                             q->score.fg_mae, q->score.fg_solid_mae, q->score.fg_edge_mae, q->ms};
+        static const char *names[8] = {"alpha_mae", "alpha_max_err", "alpha_mse",      "edge_mae",
+                                       "fg_mae",    "fg_solid_mae",  "fg_edge_mae",    "ms_per_frame"};
+        for (int i = 0; i < 8; i++) {
             fprintf(f, ", \"%s\": ", names[i]);
             json_num(f, q->ok ? v[i] : NAN);
         }

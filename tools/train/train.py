@@ -51,11 +51,11 @@ def forward(model, rgb, hint):
     return torch.sigmoid(a_up + delta[:, 0:1]), torch.sigmoid(f_up + delta[:, 1:4]), coarse_a, coarse_f
 
 
-def losses(pa, pf, ca, cf, alpha, fg, recipe=1):
+def losses(pa, pf, ca, cf, alpha, fg, recipe=1, fg_weight=1.0):
     """recipe 1 (versions 0 and 1): fg weighted 0.25 + 0.75·alpha on covered pixels. recipe 2 (version 2):
     the terms `ckey quality` scores, each as its own mean: fg uniform over covered pixels, plus L1 on the
     semi-transparent pixels (0.002 < alpha < 0.998, the edge band) with weight 1, so the few edge pixels of a plate
-    weigh as much as all its solid ones."""
+    weigh as much as all its solid ones. fg_weight scales both fg terms (final and coarse)."""
     covered = alpha > 0.002
     if recipe >= 2:
         w = covered.to(alpha.dtype)
@@ -68,7 +68,7 @@ def losses(pa, pf, ca, cf, alpha, fg, recipe=1):
     l_g = (gx(pa) - gx(alpha)).abs().mean() + (gy(pa) - gy(alpha)).abs().mean()
     l_ca = (ca - alpha).abs().mean()
     l_cf = ((cf - fg).abs() * w).sum() / (3 * w.sum() + 1.0)
-    total = l_a + l_f + 0.5 * l_g + 0.5 * (l_ca + l_cf)
+    total = l_a + fg_weight * l_f + 0.5 * l_g + 0.5 * (l_ca + fg_weight * l_cf)
     parts = dict(alpha=l_a, fg=l_f, grad=l_g, coarse=l_ca)
     if recipe >= 2:
         band = ((alpha > 0.002) & (alpha < 0.998)).to(alpha.dtype)  # blur tails leave 1e-7s: not edges
@@ -156,6 +156,8 @@ def main(argv=None):
     ap.add_argument("--init", help="start a new state from these safetensors weights (e.g. the shipped model)")
     ap.add_argument("--recipe", type=int, default=1, choices=(1, 2),
                     help="loss recipe of a new state (see losses(); a resumed run keeps its own)")
+    ap.add_argument("--fg-weight", type=float, default=None,
+                    help="weight of the fg terms (default 1; a resumed run keeps its own unless given)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args(argv)
 
@@ -177,6 +179,10 @@ def main(argv=None):
     if a.steps and a.steps != meta["steps"]:
         print(f"note: the schedule now ends at step {a.steps} (was {meta['steps']})")
         meta["steps"] = a.steps
+    if a.fg_weight is not None and a.fg_weight != meta.get("fg_weight", 1.0):
+        print(f"note: fg terms now weighted {a.fg_weight} (was {meta.get('fg_weight', 1.0)}) from step {meta['step']}")
+        meta["fg_weight"] = a.fg_weight
+        meta.setdefault("changes", []).append({"step": meta["step"], "fg_weight": a.fg_weight})
     if a.export:
         model.eval()
         export(model, a.export, meta["size"])
@@ -195,7 +201,8 @@ def main(argv=None):
             rgb, hint, alpha, fg = gen.batch(meta["batch"], step)
         with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=dev == "cuda"):
             pa, pf, ca, cf = forward(model, rgb, hint)
-        loss, parts = losses(pa.float(), pf.float(), ca.float(), cf.float(), alpha, fg, meta.get("recipe", 1))
+        loss, parts = losses(pa.float(), pf.float(), ca.float(), cf.float(), alpha, fg, meta.get("recipe", 1),
+                             meta.get("fg_weight", 1.0))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
