@@ -24,9 +24,10 @@
  * Which tiling, when the full frame does not fit, depends on the weights. CorridorKey's checkpoint: the
  * seed's order (768/64, then 512/64, then 1024/64; a faster one measured in a stored sweep wins), its
  * tiles scoring better than its full frame. The built-in small keyer: the largest tile first, and the full
- * frame at 2048 above every tiling, from `ckey quality` on 16 held-out 2048² plates (H200, 2026-12-02,
- * docs/benchmarks/2026-12-02-h200.md): alpha MAE full frame 2048 0.0105, tiled 1024/64 0.0115, 768/64
- * 0.0133, 512/64 0.0137, full frame at its training size 512 0.0150. */
+ * frame at 2048 above every tiling, from `ckey quality` of version 2 on 16 held-out 2048² plates and 8
+ * 3840×2160 ones (H200, 2026-12-04, docs/benchmarks/2026-12-04-h200.md): alpha MAE full frame 2048
+ * 0.0123 / 0.0060 (2048² / 4K), tiled 1024/64 0.0134 / 0.0068, 768/64 0.0145 / 0.0070, 512/64 0.0148 /
+ * 0.0070, full frame at its training size 512 0.0177 / 0.0095 (the same order as version 1's). */
 #include "ckey.h"
 #include "cli.h"
 #include "cmd_opts.h"
