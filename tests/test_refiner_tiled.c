@@ -1,12 +1,14 @@
 /* Refiner tiling with frozen GroupNorm statistics equals the untiled refiner (fp32, CPU backend), on the
  * tiny fixture model at S = 128: tiles of 32 and 48 (a partial last tile) with halos 31 and 32, the
- * statistics from one untiled pass (bit for bit) or gathered tile by tile with tile-sized memory (within
- * float rounding: delta = 10·delta_raw ≤ 1e-5, the issue's bound). Without a halo the result must
+ * statistics from one untiled pass (the untiled arithmetic: equal up to the GEMM library's accumulation
+ * order, 32 ulps of the output's scale) or gathered tile by tile with tile-sized memory (within float
+ * rounding: delta = 10·delta_raw ≤ 1e-5, the issue's bound, for both). Without a halo the result must
  * differ, which shows the comparison can fail. */
 #include "engine/ctx.h"
 #include "harness.h"
 #include "ckey_io.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +28,15 @@ static double tiled_delta(ck_ctx *ctx, int tile, int halo, int bounded, float *o
     double       m   = 0;
     for (int64_t i = 0; i < S * S * 4; i++) m = fabs(out[i] - ref[i]) > m ? fabs(out[i] - ref[i]) : m;
     return m;
+}
+
+/* max |delta_raw| of the untiled forward: the scale that float rounding is measured against */
+static double delta_scale(const ck_ctx *ctx) {
+    const float  *ref = (const float *)ctx->last.delta_raw.data;
+    const int64_t n   = ctx->cfg.size * ctx->cfg.size * 4;
+    double        r   = 0;
+    for (int64_t i = 0; i < n; i++) r = fabs(ref[i]) > r ? fabs(ref[i]) : r;
+    return r;
 }
 
 int main(void) {
@@ -48,7 +59,8 @@ int main(void) {
     ck_npy_free(&x);
     CHECK(ck__ctx_forward(ctx) == CK_OK);
 
-    float *d = malloc(sizeof(float) * S * S * 4);
+    float       *d     = malloc(sizeof(float) * S * S * 4);
+    const double scale = delta_scale(ctx);
     const struct {
         int tile, halo;
     } cases[] = {{32, 32}, {48, 31}, {64, 40}};
@@ -64,9 +76,12 @@ int main(void) {
             printf("       %s: max abs delta_raw %.3e (x10 = %.3e)\n", label, m, 10 * m);
             CHECK(10 * m <= 1e-5);
             /* with the full-image statistics every tile computes the untiled arithmetic; only the GEMM
-             * library's blocking may differ with the tile's width (OpenBLAS picks kernels by shape: 0 on
-             * one machine, 3e-8 on another), so ulps, not bits */
-            if (!bounded) CHECK_MSG(m <= 1e-7, "untiled statistics: %.3e, want float rounding only", m);
+             * library's accumulation order may differ with the tile's width (OpenBLAS picks kernels by the
+             * matrix shape: 0 on one machine, 3e-8 on another, 5.5e-7 = 13 ulps of max |delta_raw| 0.35 on
+             * an AMD Zen with OpenBLAS 0.3.21), so ulps of the output's scale, not bits */
+            if (!bounded)
+                CHECK_MSG(m <= 32 * FLT_EPSILON * scale, "untiled statistics: %.3e, want float rounding only (%.3e)",
+                          m, 32 * FLT_EPSILON * scale);
         }
     /* memory at a large size, from the planner (shapes only, nothing runs): the untiled statistics pass
      * holds three full-size 16-channel buffers, the tiled one only tile-sized ones */
