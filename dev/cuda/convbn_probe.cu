@@ -10,7 +10,11 @@
  * index, notes, knobs, plan finalize, workspace, median time, error against an fp32 direct-conv reference,
  * GenStats error against double sums of that reference, bitwise determinism over 3 runs.
  *
- * Usage: convbn_probe [--max-cfg N] [--graphs abcl] [problem index ...]   (no index: all problems)
+ * Usage: convbn_probe [--max-cfg N] [--graphs abcl] [--sb-float] [--sb-per-sample] [problem index ...]
+ *   (no index: all problems). --sb-float: graph (c)'s scale and bias as float32 tensors (fp16 otherwise);
+ *   --sb-per-sample: as (N, C, 1, 1) tensors, one row per image (GroupNorm's coefficients differ per image; the
+ *   values are repeated, so the references hold). Problems 10-13 are the first and last bands of the banded
+ *   refiner with the image border's padding on one side only (the graph API's pre/post paddings).
  * Every cuDNN failure is printed with cudnnGetErrorString and cudnnGetLastErrorString; a failing config or
  * graph is skipped. Only a lost CUDA context (sticky kernel error) stops the program. */
 #include <cuda_fp16.h>
@@ -161,6 +165,9 @@ static unsigned *d_cmp;
 static unsigned long long *d_diff;
 static float h_w[K * R * S * C], h_s[C], h_b[C]; /* fp16-rounded values as float, w in KRSC */
 static int   g_maxcfg = 8;
+static int   g_sb_float, g_sb_per_sample; /* graph (c)'s scale/bias: float32; one row per image */
+static void *d_sbv[2][2];                 /* [float?][scale, bias]: N_MAX rows of C values each */
+enum { N_MAX = 8 };
 
 static size_t ysize(const prob *p) { return (size_t)p->n * p->ho * p->wo * K; }
 
@@ -226,7 +233,9 @@ static bd_t build_graph(const prob *p, int g, cudnnDataType_t gs_prec) {
     if (!x || !w || !y) return NULL;
     bd_t cin = x;
     if (g == 2) {
-        bd_t s = tensor(U_S, H, 1, C, 1, 1, false), b = tensor(U_B, H, 1, C, 1, 1, false);
+        const cudnnDataType_t sbt = g_sb_float ? F : H;
+        const int64_t         sbn = g_sb_per_sample ? p->n : 1;
+        bd_t s = tensor(U_S, sbt, sbn, C, 1, 1, false), b = tensor(U_B, sbt, sbn, C, 1, 1, false);
         bd_t v1 = tensor(101, F, p->n, C, p->hi, p->wi, true), v2 = tensor(102, F, p->n, C, p->hi, p->wi, true);
         bd_t v3 = tensor(103, F, p->n, C, p->hi, p->wi, true);
         if (!s || !b || !v1 || !v2 || !v3) return NULL;
@@ -555,7 +564,7 @@ static void run_graph(const prob *p, int g) {
                 if (wsb > ((int64_t)16 << 30)) { printf("      workspace too large: skipped\n"); pool_release(pm); continue; }
                 if (wsb > 0 && !CU(cudaMalloc(&r.ws, (size_t)wsb))) { pool_release(pm); continue; }
                 int64_t uids[7] = {U_X, U_W, U_Y, U_SUM, U_SQ, U_S, U_B};
-                void   *ptrs[7] = {d_x, d_w, d_y, d_sum, d_sq, d_s, d_b};
+                void   *ptrs[7] = {d_x, d_w, d_y, d_sum, d_sq, d_sbv[g_sb_float][0], d_sbv[g_sb_float][1]};
                 int64_t nu = g == 0 ? 3 : g == 1 ? 5 : 7;
                 r.vp = mk(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
                 if (r.vp && SET(r.vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nu, uids) &&
@@ -623,27 +632,40 @@ done:
 }
 
 /* ---------------------------------------------------------------- main */
-static prob mkprob(const char *name, int n, int hi, int wi, int dil, int ph, int pw) {
-    prob p = {name, n, C, hi, wi, K, dil, ph, ph, pw, 0, 0};
-    p.ho = hi + 2 * ph - 2 * dil, p.wo = wi + 2 * pw - 2 * dil;
+static prob mkprob2(const char *name, int n, int hi, int wi, int dil, int ph0, int ph1, int pw) {
+    prob p = {name, n, C, hi, wi, K, dil, ph0, ph1, pw, 0, 0};
+    p.ho = hi + ph0 + ph1 - 2 * dil, p.wo = wi + 2 * pw - 2 * dil;
     return p;
+}
+static prob mkprob(const char *name, int n, int hi, int wi, int dil, int ph, int pw) {
+    return mkprob2(name, n, hi, wi, dil, ph, ph, pw);
 }
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    prob P[10];
+    prob P[16];
     int  np = 0;
     for (int d = 1; d <= 8; d *= 2) P[np++] = mkprob("full 2048^2", 1, 2048, 2048, d, d, d);
     for (int d = 1; d <= 8; d *= 2) P[np++] = mkprob("band 512 rows + real halo", 1, 512 + 2 * d, 2048, d, 0, d);
     P[np++] = mkprob("batch 8 x 512^2", 8, 512, 512, 1, 1, 1);
     P[np++] = mkprob("batch 8 x 512^2", 8, 512, 512, 8, 8, 8);
-    int  sel[10], nsel = 0;
+    for (int d = 1; d <= 8; d *= 8) { /* the banded refiner's first and last bands: the border padded on one side */
+        P[np++] = mkprob2("first band, pad above", 1, 512 + d, 2048, d, d, 0, d);
+        P[np++] = mkprob2("last band, pad below", 1, 512 + d, 2048, d, 0, d, d);
+    }
+    int  sel[16], nsel = 0;
     char graphs[8] = "abcl";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-cfg") && i + 1 < argc) g_maxcfg = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--graphs") && i + 1 < argc) snprintf(graphs, sizeof graphs, "%s", argv[++i]);
-        else if (argv[i][0] >= '0' && argv[i][0] <= '9' && atoi(argv[i]) < np && nsel < 10) sel[nsel++] = atoi(argv[i]);
-        else { printf("usage: %s [--max-cfg N (<=32)] [--graphs abcl] [problem index 0..%d ...]\n", argv[0], np - 1); return 1; }
+        else if (!strcmp(argv[i], "--sb-float")) g_sb_float = 1;
+        else if (!strcmp(argv[i], "--sb-per-sample")) g_sb_per_sample = 1;
+        else if (argv[i][0] >= '0' && argv[i][0] <= '9' && atoi(argv[i]) < np && nsel < 16) sel[nsel++] = atoi(argv[i]);
+        else {
+            printf("usage: %s [--max-cfg N (<=32)] [--graphs abcl] [--sb-float] [--sb-per-sample] [problem index 0..%d ...]\n",
+                   argv[0], np - 1);
+            return 1;
+        }
     }
     if (g_maxcfg < 1 || g_maxcfg > 32) g_maxcfg = 8;
     if (!nsel) for (int i = 0; i < np; i++) sel[nsel++] = i;
@@ -660,6 +682,8 @@ int main(int argc, char **argv) {
                P[i].wi, P[i].ho, P[i].wo, P[i].dil, P[i].ph0, P[i].ph1, P[i].pw);
     printf("graphs: %s (a conv, b conv+genstats, c full ConvBNfprop, l legacy baseline); up to %d configs per heuristic mode\n",
            graphs, g_maxcfg);
+    printf("graph (c) scale/bias: %s, %s\n", g_sb_float ? "float32" : "fp16",
+           g_sb_per_sample ? "(N, C, 1, 1): one row per image" : "(1, C, 1, 1)");
     if (!CD(cudnnCreate(&g_h)) || !CU(cudaStreamCreate(&g_st)) || !CD(cudnnSetStream(g_h, g_st)) ||
         !CU(cudaEventCreate(&g_ev[0])) || !CU(cudaEventCreate(&g_ev[1])))
         return 2;
@@ -696,6 +720,16 @@ int main(int argc, char **argv) {
         !CU(cudaMemcpy(d_bi, h_b, sizeof h_b, cudaMemcpyHostToDevice)) || !CU(cudaMemset(d_zero, 0, K * 2)))
         return 2;
     d_sq = d_sum + K;
+    /* graph (c)'s scale and bias in both types, N_MAX rows (the same values in each) */
+    static __half hs8[N_MAX * C], hb8[N_MAX * C];
+    static float  fs8[N_MAX * C], fb8[N_MAX * C];
+    for (int i = 0; i < N_MAX * C; i++) hs8[i] = hs[i % C], hb8[i] = hb[i % C], fs8[i] = h_s[i % C], fb8[i] = h_b[i % C];
+    const void *hsb[2][2] = {{hs8, hb8}, {fs8, fb8}};
+    for (int f = 0; f < 2; f++)
+        for (int j = 0; j < 2; j++)
+            if (!CU(cudaMalloc(&d_sbv[f][j], sizeof fs8)) ||
+                !CU(cudaMemcpy(d_sbv[f][j], hsb[f][j], f ? sizeof fs8 : sizeof hs8, cudaMemcpyHostToDevice)))
+                return 2;
 
     for (int si = 0; si < nsel; si++) {
         const prob *p = &P[sel[si]];
