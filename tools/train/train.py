@@ -116,21 +116,11 @@ def load_state(d, model, opt):
 
 
 def read_safetensors(path):
-    """{name: float32/int64 tensor} from a safetensors file (no dependency beyond torch)."""
+    """{name: float32/int64 tensor} from a safetensors file (average.read: numpy, no other dependency)."""
     import numpy as np
-    with open(path, "rb") as f:
-        n = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(n))
-        data = f.read()
-    kinds = {"F16": np.float16, "F32": np.float32, "BF16": None, "I64": np.int64}
-    out = {}
-    for k, v in header.items():
-        if k == "__metadata__":
-            continue
-        a, b = v["data_offsets"]
-        arr = np.frombuffer(data[a:b], dtype=kinds[v["dtype"]]).reshape(v["shape"])
-        out[k] = torch.from_numpy(arr.astype(np.float32) if arr.dtype != np.int64 else arr.copy())
-    return out
+    from average import read
+    arrays, _ = read(path)
+    return {k: torch.from_numpy(a.astype(np.float32) if a.dtype != np.int64 else a.copy()) for k, a in arrays.items()}
 
 
 def export(model, path, size):
