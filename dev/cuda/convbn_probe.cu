@@ -358,7 +358,8 @@ static int64_t cfg_info(bd_t cfg, char *buf, size_t len, int *nondet) {
 
 /* ---------------------------------------------------------------- running, timing, determinism */
 typedef struct runner {
-    int           legacy, stats;
+    int           legacy, stats; /* legacy: 1 conv + bias, 2 plain conv with `algo` */
+    cudnnConvolutionFwdAlgo_t algo;
     bd_t          plan, vp; /* graph */
     cudnnTensorDescriptor_t xd, yd, bd;
     cudnnFilterDescriptor_t wd;
@@ -371,7 +372,10 @@ typedef struct runner {
 static int exec1(runner *r) {
     if (r->stats && !CU(cudaMemsetAsync(d_sum, 0, 2 * K * sizeof(float), g_st))) return 0; /* d_sq follows d_sum */
     cudnnStatus_t s;
-    if (r->legacy) {
+    if (r->legacy == 2) { /* plain cudnnConvolutionForward, no bias */
+        const float one = 1.0f, zero = 0.0f;
+        s = cudnnConvolutionForward(g_h, &one, r->xd, d_x, r->wd, d_w, r->cvd, r->algo, r->ws, r->wsb, &zero, r->yd, d_y);
+    } else if (r->legacy) {
         const float one = 1.0f, zero = 0.0f;
         s = cudnnConvolutionBiasActivationForward(g_h, &one, r->xd, d_x, r->wd, d_w, r->cvd,
                                                   CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, r->ws, r->wsb, &zero,
@@ -620,6 +624,31 @@ static void run_legacy(const prob *p) {
         check_run(&r, p, 0);
         time_it(&r);
         determinism(&r, p);
+    }
+    /* the plain legacy call (no bias) with each deterministic algorithm cuDNN ranks, in its order */
+    {
+        cudnnConvolutionFwdAlgoPerf_t perf[8];
+        int                           got = 0;
+        if (CD(cudnnGetConvolutionForwardAlgorithm_v7(g_h, r.xd, r.wd, r.cvd, r.yd, 8, &got, perf)))
+            for (int i = 0; i < got; i++) {
+                if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].determinism != CUDNN_DETERMINISTIC) continue;
+                size_t need = 0;
+                if (!CD(cudnnGetConvolutionForwardWorkspaceSize(g_h, r.xd, r.wd, r.cvd, r.yd, perf[i].algo, &need)))
+                    continue;
+                if (need > r.wsb) {
+                    if (r.ws) cudaFree(r.ws), r.ws = NULL;
+                    if (!CU(cudaMalloc(&r.ws, need))) continue;
+                    r.wsb = need;
+                }
+                printf("  legacy cudnnConvolutionForward, algo %d (v7 rank %d, math %d), no bias\n", (int)perf[i].algo, i,
+                       (int)perf[i].mathType);
+                r.legacy = 2, r.algo = perf[i].algo;
+                cudnnSetConvolutionMathType(r.cvd, perf[i].mathType);
+                if (exec1(&r) && CU(cudaStreamSynchronize(g_st))) {
+                    check_run(&r, p, 0);
+                    time_it(&r);
+                }
+            }
     }
 done:
     if (r.ws) cudaFree(r.ws);

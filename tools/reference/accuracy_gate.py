@@ -89,6 +89,37 @@ def forward(model: gr.GreenFormer, x: torch.Tensor, autocast: torch.dtype | None
     return {k: v.float().cpu().numpy() for k, v in out.items()}
 
 
+PARTS = ("encoder", "decoders", "refiner", "head")
+
+
+def forward_mixed(m64: gr.GreenFormer, m16: gr.GreenFormer, x64: torch.Tensor, half_parts: tuple) -> dict:
+    """The forward of `forward` with the parts in half_parts run by the fp16 model on fp16 inputs and the
+    others by the float64 model, every part's outputs carried between parts in float64 ("head" = the
+    upsampling of the logits, the sigmoids and the final logit sum). Tells which part's 16-bit arithmetic
+    sets the distance of the fp16 model to float64."""
+    def run(part, fn, *args):
+        lo = part in half_parts
+        args = [a.to(torch.float16 if lo else torch.float64) for a in args]
+        out = fn(m16 if lo else m64, *args)
+        return [o.to(torch.float64) for o in out] if isinstance(out, (list, tuple)) else out.to(torch.float64)
+
+    with torch.no_grad():
+        feats = run("encoder", lambda m, a: m.encoder(a), x64)
+        al = run("decoders", lambda m, *f: m.alpha_decoder(list(f)), *feats)
+        fl = run("decoders", lambda m, *f: m.fg_decoder(list(f)), *feats)
+        S = x64.shape[2:]
+
+        def up(m, a, f):
+            a_up = F.interpolate(a, size=S, mode="bilinear", align_corners=False)
+            f_up = F.interpolate(f, size=S, mode="bilinear", align_corners=False)
+            return a_up, f_up, torch.cat([torch.sigmoid(a_up), torch.sigmoid(f_up)], dim=1)
+        a_up, f_up, coarse = run("head", up, al, fl)
+        delta = run("refiner", lambda m, a, c: m.refiner(a, c), x64[:, :3], coarse)
+        alpha, fg = run("head", lambda m, a, f, d: (torch.sigmoid(a + d[:, 0:1]), torch.sigmoid(f + d[:, 1:4])),
+                        a_up, f_up, delta)
+    return {"alpha": alpha[0, 0].float().cpu().numpy(), "fg": fg[0].permute(1, 2, 0).float().cpu().numpy()}
+
+
 def score_std(model: gr.GreenFormer, x: torch.Tensor) -> float:
     """Std of q.k/sqrt(d) in the first global-attention block (a sample of 2048 queries x all keys)."""
     hiera = model.hiera
@@ -174,6 +205,9 @@ def main() -> int:
     ap.add_argument("--variant", action="append", default=[], help="NAME:ENV=VAL[,ENV=VAL]: extra ckey fp16 run")
     ap.add_argument("--intermediates", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--attribute", action="store_true",
+                    help="also run the fp16 reference with one part at a time in fp16 (the rest float64), "
+                         "and with all parts but one")
     ap.add_argument("--out", default="/tmp/ckey-accuracy")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -205,6 +239,13 @@ def main() -> int:
         torch.cuda.empty_cache()
         m = build(sd, S, torch.float16)
         runs["half"] = forward(m, x.to(DEV, torch.float16))
+        if args.attribute:
+            m64 = build(sd, S, torch.float64)
+            for p in PARTS:
+                runs["half:only " + p] = forward_mixed(m64, m, x.to(DEV, torch.float64), (p,))
+                runs["half:all but " + p] = forward_mixed(m64, m, x.to(DEV, torch.float64),
+                                                          tuple(q for q in PARTS if q != p))
+            del m64
         del m
         m = build(sd, S, torch.float32)
         runs["bf16ac"] = forward(m, x.to(DEV), torch.bfloat16)
