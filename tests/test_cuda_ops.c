@@ -346,42 +346,49 @@ static void test_scatter(int64_t B, int64_t H, int64_t W, int heads, int64_t HD,
     tp_free(&o), tp_free(&y);
 }
 
-/* attention_qkv against the CPU; T >= 4096 with HDp 64 takes the direct FA3 path on Hopper (no gather or scatter),
- * the rest the composition. The composition's buffers start as garbage on both sides. */
-static void test_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64_t HD, int64_t HDp) {
-    char what[128];
-    snprintf(what, sizeof what, "attention_qkv %lldx%lldx%lld h%d hd%lld/%lld", (long long)B, (long long)H,
-             (long long)W, heads, (long long)HD, (long long)HDp);
-    const int64_t G = B * heads, T = H * W;
+/* attention_qkv against the CPU. Global (win_h = 0: one H×W window): T >= 4096 with HDp 64 takes the direct FA3
+ * path on Hopper (no gather or scatter), the rest the composition. Windowed (mask units, q-pooled or not): the
+ * windowed kernel wherever it serves the shape (16-bit, HD 32/56/64, at most 64 keys), else the composition.
+ * The composition's buffers start as garbage on both sides. */
+static void test_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64_t HD, int64_t HDp, int win_h,
+                               int win_w, int q_pool) {
+    char what[160];
+    const int global = win_h == 0;
+    if (global) win_h = (int)H, win_w = (int)W;
+    snprintf(what, sizeof what, "attention_qkv %lldx%lldx%lld h%d hd%lld/%lld win %dx%d%s", (long long)B, (long long)H,
+             (long long)W, heads, (long long)HD, (long long)HDp, win_h, win_w, q_pool ? " q_pool" : "");
+    const int64_t pool = q_pool ? 2 : 1, G = B * heads * (H / win_h) * (W / win_w), T = (int64_t)win_h * win_w;
+    const int64_t Tq = T / (pool * pool);
     tpair qkv = TP(K_ACT, F_RAND, 1.5f, 0.0f, B, H, W, 3 * heads * HD);
-    tpair y   = TP(K_ACT, F_OUT, 0, 0, B, H, W, heads * HD);
-    tpair q = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, T, HDp), k = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, T, HDp);
-    tpair v = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, T, HDp), o = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, T, HDp);
+    tpair y   = TP(K_ACT, F_OUT, 0, 0, B, H / pool, W / pool, heads * HD);
+    tpair q = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, Tq, HDp), k = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, T, HDp);
+    tpair v = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, T, HDp), o = TP(K_ACT, F_RAND, 9.0f, 0.0f, G, Tq, HDp);
     const float scale = (float)(1.0 / sqrt((double)HD));
-    ck_attention_qkv(&g_exc, &y.c, &qkv.c, heads, scale, &q.c, &k.c, &v.c, &o.c);
-    ck_attention_qkv(&g_exg, &y.d, &qkv.d, heads, scale, &q.d, &k.d, &v.d, &o.d);
+    ck_attention_qkv(&g_exc, &y.c, &qkv.c, heads, win_h, win_w, q_pool, scale, &q.c, &k.c, &v.c, &o.c);
+    ck_attention_qkv(&g_exg, &y.d, &qkv.d, heads, win_h, win_w, q_pool, scale, &q.d, &k.d, &v.d, &o.d);
     tp_compare(what, &y, 1.0);
-    /* the direct path serves exactly where FA3 serves the gathered rows (HDp 64, 4096+ rows), and there computes
-     * the op's bits */
 #ifdef CK_HAVE_CUDA
-    if (HDp == 64 && g_gpu->act_dtype != CK_DTYPE_F32) {
-        const int fa3 = ck__attention_cuda_variant(g_gpu, &o.d, &q.d, &k.d, &v.d, scale, CK_ATTN_FA3) == CK_ATTN_FA3;
-        tpair     y2  = TP(K_ACT, F_OUT, 0, 0, B, H, W, heads * HD);
-        const int direct = ck__attention_tokens_fa3(g_gpu, &y2.d, &qkv.d, heads, scale);
-        CHECK_MSG(direct == (fa3 && T >= 4096), "[%s] %s: direct path %d, FA3 on the gathered rows %d", g_prec_name,
-                  what, direct, fa3);
-        if (direct) {
-            float *a = malloc(y.n * sizeof(float)), *b2 = malloc(y.n * sizeof(float));
-            CK_ASSERT(a && b2);
-            CHECK(tp_fetch(&y, a) && tp_fetch(&y2, b2));
-            CHECK_MSG(!memcmp(a, b2, y.n * sizeof(float)), "[%s] %s: the op and its direct path differ", g_prec_name,
-                      what);
-            free(a), free(b2);
-        }
-        printf("%s [%s] %s: direct FA3 path %s\n", direct == (fa3 && T >= 4096) ? "OK    " : "NOT OK", g_prec_name,
-               what, direct ? "taken" : "not offered");
-        tp_free(&y2);
+    /* the direct paths serve exactly where they should, and there compute the op's bits */
+    int direct = 0, expect = 0;
+    tpair y2 = TP(K_ACT, F_OUT, 0, 0, B, H / pool, W / pool, heads * HD);
+    if (global && HDp == 64 && g_gpu->act_dtype != CK_DTYPE_F32) {
+        expect = ck__attention_cuda_variant(g_gpu, &o.d, &q.d, &k.d, &v.d, scale, CK_ATTN_FA3) == CK_ATTN_FA3 && T >= 4096;
+        direct = ck__attention_tokens_fa3(g_gpu, &y2.d, &qkv.d, heads, scale);
+    } else if (!global) {
+        expect = g_gpu->act_dtype != CK_DTYPE_F32 && (HD == 32 || HD == 56 || HD == 64) && T <= 64;
+        direct = ck__attention_windows(g_gpu, &y2.d, &qkv.d, heads, win_h, win_w, q_pool, scale);
     }
+    CHECK_MSG(direct == expect, "[%s] %s: direct path %d, expected %d", g_prec_name, what, direct, expect);
+    if (direct) {
+        float *a = malloc(y.n * sizeof(float)), *b2 = malloc(y.n * sizeof(float));
+        CK_ASSERT(a && b2);
+        CHECK(tp_fetch(&y, a) && tp_fetch(&y2, b2));
+        CHECK_MSG(!memcmp(a, b2, y.n * sizeof(float)), "[%s] %s: the op and its direct path differ", g_prec_name, what);
+        free(a), free(b2);
+    }
+    printf("%s [%s] %s: direct path %s\n", direct == expect ? "OK    " : "NOT OK", g_prec_name, what,
+           direct ? "taken" : "not offered");
+    tp_free(&y2);
 #endif
     tp_free(&qkv), tp_free(&y), tp_free(&q), tp_free(&k), tp_free(&v), tp_free(&o);
 }
@@ -748,11 +755,25 @@ static void test_op_attn_scatter(void) {
 }
 
 static void test_op_attention_qkv(void) {
-    test_attention_qkv(1, 64, 64, 2, 56, 64);  /* 4096 tokens, pad64: FA3 straight from qkv on Hopper */
-    test_attention_qkv(2, 48, 100, 3, 56, 64); /* two images of 4800 tokens (a partial last key tile) */
-    test_attention_qkv(1, 64, 64, 2, 56, 56);  /* pad64 off: the composition */
-    test_attention_qkv(1, 16, 16, 4, 56, 64);  /* short rows: the composition */
-    test_attention_qkv(2, 5, 7, 3, 8, 8);
+    test_attention_qkv(1, 64, 64, 2, 56, 64, 0, 0, 0);  /* 4096 tokens, pad64: FA3 straight from qkv on Hopper */
+    test_attention_qkv(2, 48, 100, 3, 56, 64, 0, 0, 0); /* two images of 4800 tokens (a partial last key tile) */
+    test_attention_qkv(1, 64, 64, 2, 56, 56, 0, 0, 0);  /* pad64 off: the composition */
+    test_attention_qkv(1, 16, 16, 4, 56, 64, 0, 0, 0);  /* short rows: the composition */
+    test_attention_qkv(2, 5, 7, 3, 8, 8, 0, 0, 0);
+    /* mask units: base_plus's stage 0 (8×8 windows, 2 heads), its q-pooling block (8×8 keys, 4×4 queries), stage 1
+     * (4×4 windows, 4 heads) and the q-pool into stage 2; the small model's head dim 32; non-square windows; HD 64;
+     * a group count that leaves a block partly empty; HD 8 (not served: the composition) */
+    test_attention_qkv(2, 32, 32, 2, 56, 64, 8, 8, 0);
+    test_attention_qkv(1, 32, 32, 2, 56, 64, 8, 8, 1);
+    test_attention_qkv(1, 16, 16, 4, 56, 64, 4, 4, 0);
+    test_attention_qkv(2, 16, 16, 4, 56, 56, 4, 4, 1);
+    test_attention_qkv(3, 16, 24, 1, 32, 32, 8, 8, 0);
+    test_attention_qkv(1, 16, 24, 1, 32, 32, 8, 8, 1);
+    test_attention_qkv(1, 16, 32, 3, 56, 64, 4, 8, 0);
+    test_attention_qkv(1, 16, 32, 3, 56, 64, 4, 8, 1);
+    test_attention_qkv(1, 16, 16, 1, 64, 64, 8, 8, 0);
+    test_attention_qkv(1, 12, 12, 3, 56, 64, 6, 6, 1);
+    test_attention_qkv(1, 8, 8, 2, 8, 8, 4, 4, 1);
 }
 
 static void test_op_maxpool2x2(void) {

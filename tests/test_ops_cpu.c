@@ -420,47 +420,70 @@ static void test_op_attn_scatter(void) {
     case_scatter(1, 4, 6, 1, 3, 3, 4, 3);
 }
 
-/* ---- attention_qkv: global attention straight from a qkv projection (ops_list.h), against float64 ---- */
+/* ---- attention_qkv: a Hiera block's attention straight from its qkv projection (ops_list.h), against float64:
+ * global (one H×W window) or in win_h×win_w mask units, queries 2×2 max-pooled inside each window or not ---- */
 
-static void case_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64_t HD, int64_t HDp) {
-    char what[128];
-    snprintf(what, sizeof what, "attention_qkv %lldx%lldx%lld h%d hd%lld/%lld", (long long)B, (long long)H,
-             (long long)W, heads, (long long)HD, (long long)HDp);
-    const int64_t C = heads * HD, T = H * W, G = B * heads;
-    ck_tensor     qkv = FT(1.5f, 0.0f, B, H, W, 3 * C), y = FT(9, 0, B, H, W, C);
-    ck_tensor     q = FT(9, 0, G, T, HDp), k = FT(9, 0, G, T, HDp), v = FT(9, 0, G, T, HDp), o = FT(9, 0, G, T, HDp);
+static void case_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64_t HD, int64_t HDp, int win_h,
+                               int win_w, int q_pool) {
+    char what[160];
+    snprintf(what, sizeof what, "attention_qkv %lldx%lldx%lld h%d hd%lld/%lld win %dx%d%s", (long long)B, (long long)H,
+             (long long)W, heads, (long long)HD, (long long)HDp, win_h, win_w, q_pool ? " q_pool" : "");
+    const int     pool = q_pool ? 2 : 1, qh = win_h / pool, qw = win_w / pool;
+    const int64_t C = heads * HD, T = (int64_t)win_h * win_w, Tq = T / (pool * pool);
+    const int64_t nwy = H / win_h, nwx = W / win_w, G = B * heads * nwy * nwx, Hq = H / pool, Wq = W / pool;
+    ck_tensor     qkv = FT(1.5f, 0.0f, B, H, W, 3 * C), y = FT(9, 0, B, Hq, Wq, C);
+    ck_tensor     q = FT(9, 0, G, Tq, HDp), k = FT(9, 0, G, T, HDp), v = FT(9, 0, G, T, HDp), o = FT(9, 0, G, Tq, HDp);
     float        *ref = ref_of(&y);
-    double       *p   = malloc(sizeof(double) * (size_t)T);
+    double       *p = malloc(sizeof(double) * (size_t)T), *qv = malloc(sizeof(double) * (size_t)HD);
     const float   scale = (float)(1.0 / sqrt((double)HD));
-    CK_ASSERT(p);
-    const float *X = F(qkv); /* token t of image b: row (b·T + t), channel which·C + head·HD + d */
+    CK_ASSERT(p && qv);
+    const float *X = F(qkv); /* token (b, yy, xx): row (b·H + yy)·W + xx, channel which·C + head·HD + d */
+#define TOK(b, yy, xx) ((((b) * H + (yy)) * W + (xx)) * 3 * C)
     for (int64_t b = 0; b < B; b++)
         for (int h = 0; h < heads; h++)
-            for (int64_t i = 0; i < T; i++) {
-                double mx = -INFINITY, sum = 0;
-                for (int64_t j = 0; j < T; j++) {
-                    double s = 0;
-                    for (int64_t d = 0; d < HD; d++)
-                        s += (double)X[(b * T + i) * 3 * C + h * HD + d] * X[(b * T + j) * 3 * C + C + h * HD + d];
-                    p[j] = s * scale;
-                    mx   = p[j] > mx ? p[j] : mx;
-                }
-                for (int64_t j = 0; j < T; j++) sum += p[j] = exp(p[j] - mx);
-                for (int64_t d = 0; d < HD; d++) {
-                    double s = 0;
-                    for (int64_t j = 0; j < T; j++) s += p[j] * X[(b * T + j) * 3 * C + 2 * C + h * HD + d];
-                    ref[(b * T + i) * C + h * HD + d] = (float)(s / sum);
-                }
-            }
-    ck_attention_qkv(&g_ex, &y, &qkv, heads, scale, &q, &k, &v, &o);
+            for (int64_t wy = 0; wy < nwy; wy++)
+                for (int64_t wx = 0; wx < nwx; wx++)
+                    for (int64_t i = 0; i < Tq; i++) {
+                        const int64_t qy = wy * win_h + pool * (i / qw), qx = wx * win_w + pool * (i % qw);
+                        for (int64_t d = 0; d < HD; d++) { /* the query: the max over its pool × pool tokens */
+                            double m = -INFINITY;
+                            for (int dy = 0; dy < pool; dy++)
+                                for (int dx = 0; dx < pool; dx++) {
+                                    const double e = X[TOK(b, qy + dy, qx + dx) + h * HD + d];
+                                    m              = e > m ? e : m;
+                                }
+                            qv[d] = m;
+                        }
+                        double mx = -INFINITY, sum = 0;
+                        for (int64_t j = 0; j < T; j++) {
+                            const int64_t ky = wy * win_h + j / win_w, kx = wx * win_w + j % win_w;
+                            double        s  = 0;
+                            for (int64_t d = 0; d < HD; d++) s += qv[d] * X[TOK(b, ky, kx) + C + h * HD + d];
+                            p[j] = s * scale;
+                            mx   = p[j] > mx ? p[j] : mx;
+                        }
+                        for (int64_t j = 0; j < T; j++) sum += p[j] = exp(p[j] - mx);
+                        const int64_t oy = wy * qh + i / qw, ox = wx * qw + i % qw;
+                        for (int64_t d = 0; d < HD; d++) {
+                            double s = 0;
+                            for (int64_t j = 0; j < T; j++)
+                                s += p[j] * X[TOK(b, wy * win_h + j / win_w, wx * win_w + j % win_w) + 2 * C + h * HD + d];
+                            ref[((b * Hq + oy) * Wq + ox) * C + h * HD + d] = (float)(s / sum);
+                        }
+                    }
+#undef TOK
+    ck_attention_qkv(&g_ex, &y, &qkv, heads, win_h, win_w, q_pool, scale, &q, &k, &v, &o);
     check_close(what, F(y), ref, N(y), 1e-5, 1e-5);
-    free(p), free(ref), free(qkv.data), free(y.data), free(q.data), free(k.data), free(v.data), free(o.data);
+    free(p), free(qv), free(ref), free(qkv.data), free(y.data), free(q.data), free(k.data), free(v.data), free(o.data);
 }
 
 static void test_op_attention_qkv(void) {
-    case_attention_qkv(1, 4, 6, 2, 8, 8);
-    case_attention_qkv(2, 5, 3, 3, 7, 16); /* padded head dim, two images */
-    case_attention_qkv(1, 8, 8, 1, 56, 64);
+    case_attention_qkv(1, 4, 6, 2, 8, 8, 4, 6, 0);
+    case_attention_qkv(2, 5, 3, 3, 7, 16, 5, 3, 0); /* padded head dim, two images */
+    case_attention_qkv(1, 8, 8, 1, 56, 64, 8, 8, 0);
+    case_attention_qkv(2, 8, 12, 2, 8, 8, 4, 4, 0); /* mask units */
+    case_attention_qkv(1, 8, 12, 3, 8, 16, 4, 6, 1); /* mask units with pooled queries */
+    case_attention_qkv(1, 4, 4, 2, 8, 8, 4, 4, 1);  /* one window, pooled queries (stage 3's first block) */
 }
 
 /* ---- maxpool2x2, add ---- */

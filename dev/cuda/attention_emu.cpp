@@ -897,6 +897,86 @@ static void run_tokens_case(ck_dtype dt, int64_t B, int T, int heads, int copy_m
                100 * worst, bad);
 }
 
+/* The attention_qkv op's windowed path (ck__attention_windows): qkv (B, H, W, 3·heads·HD) in win_h×win_w mask units,
+ * queries 2×2 max-pooled or not, o written into (B, H/p, W/p, heads·HD) with guard bytes around it, against fp64. */
+static void run_window_case(ck_dtype dt, int64_t B, int H, int W, int heads, int HD, int win_h, int win_w, int q_pool,
+                            int copy_mode, uint32_t seed) {
+    const int     pool = q_pool ? 2 : 1, Hq = H / pool, Wq = W / pool, qw = win_w / pool, qh = win_h / pool;
+    const int     T = win_h * win_w, Tq = T / (pool * pool);
+    const int64_t C = (int64_t)heads * HD, nqkv = B * H * W * 3 * C, ny = B * Hq * Wq * C;
+    const size_t  guard = 256;
+    std::mt19937  rng(seed);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<double>  xd(nqkv);
+    std::vector<uint8_t> xb(nqkv * 2), yb(ny * 2 + 2 * guard);
+    for (int64_t i = 0; i < nqkv; i++) {
+        const uint16_t h = to_bits(nd(rng) * (i % (3 * C) < C ? 2.0f : 1.0f), dt);
+        memcpy(&xb[i * 2], &h, 2);
+        xd[i] = from_bits(h, dt);
+    }
+    memset(yb.data(), 0xA5, yb.size());
+    memset(yb.data() + guard, 0xFF, ny * 2);
+    emu::bufs            = {{(const char *)xb.data(), xb.size()}};
+    emu::deferred_copies = copy_mode;
+    const int64_t sx[4] = {B, H, W, 3 * C}, sy[4] = {B, Hq, Wq, C};
+    ck_tensor     x = ck_tensor_make(xb.data(), dt, 4, sx), y = ck_tensor_make(yb.data() + guard, dt, 4, sy);
+    const float   scale = 1.0f / sqrtf((float)HD);
+    const int     used  = ck__attention_windows(nullptr, &y, &x, heads, win_h, win_w, q_pool, scale);
+    g_count++;
+    char name[160];
+    snprintf(name, sizeof name, "%-4s windows B=%lld %dx%d heads=%d hd=%d win %dx%d%s copies=%s", ck_dtype_name(dt),
+             (long long)B, H, W, heads, HD, win_h, win_w, q_pool ? " q_pool" : "", copy_mode ? "deferred" : "at-issue");
+    bool ok = used == 1;
+    for (size_t i = 0; ok && i < guard; i++) ok = yb[i] == 0xA5 && yb[guard + ny * 2 + i] == 0xA5;
+    double worst = 0, max_err = 0;
+    long   bad = 0;
+    std::vector<double> s(T), qv(HD);
+    auto tok = [&](int64_t b, int yy, int xx) { return ((b * H + yy) * W + xx) * 3 * C; };
+    for (int64_t b = 0; ok && b < B; b++)
+        for (int h = 0; h < heads; h++)
+            for (int wy = 0; wy < H / win_h; wy++)
+                for (int wx = 0; wx < W / win_w; wx++)
+                    for (int i = 0; i < Tq; i++) {
+                        const int qy = wy * win_h + pool * (i / qw), qx = wx * win_w + pool * (i % qw);
+                        for (int d = 0; d < HD; d++) {
+                            double m = -INFINITY;
+                            for (int dy = 0; dy < pool; dy++)
+                                for (int dx = 0; dx < pool; dx++) m = std::max(m, xd[tok(b, qy + dy, qx + dx) + h * HD + d]);
+                            qv[d] = m;
+                        }
+                        double mx = -INFINITY, sum = 0;
+                        for (int j = 0; j < T; j++) {
+                            double dot = 0;
+                            for (int d = 0; d < HD; d++)
+                                dot += qv[d] * xd[tok(b, wy * win_h + j / win_w, wx * win_w + j % win_w) + C + h * HD + d];
+                            s[j] = dot * scale;
+                            mx   = std::max(mx, s[j]);
+                        }
+                        for (int j = 0; j < T; j++) sum += (s[j] = exp(s[j] - mx));
+                        const int oy = wy * qh + i / qw, ox = wx * qw + i % qw;
+                        for (int d = 0; d < HD; d++) {
+                            double ref = 0;
+                            for (int j = 0; j < T; j++)
+                                ref += s[j] * xd[tok(b, wy * win_h + j / win_w, wx * win_w + j % win_w) + 2 * C + h * HD + d];
+                            ref /= sum;
+                            uint16_t hb;
+                            memcpy(&hb, &yb[guard + (((b * Hq + oy) * Wq + ox) * C + h * HD + d) * 2], 2);
+                            const double got = from_bits(hb, dt), tol = (dt == CK_DTYPE_F16 ? 2e-3 : 1.2e-2) * (1 + fabs(ref));
+                            const double err = std::isfinite(got) ? fabs(got - ref) : INFINITY;
+                            max_err = std::max(max_err, err);
+                            worst   = std::max(worst, err / tol);
+                            if (err > tol && bad++ < 3)
+                                printf("  b=%lld head=%d out=(%d,%d) col=%d got %.6f ref %.6f\n", (long long)b, h, oy, ox, d,
+                                       got, ref);
+                        }
+                    }
+    ok = ok && bad == 0;
+    if (!ok) g_fail++;
+    if (!ok || g_verbose)
+        printf("%s %s: used %d max_abs %.3g (%.0f%% of tol) bad %ld\n", ok ? "ok    " : "NOT OK", name, used, max_err,
+               100 * worst, bad);
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-v")) g_verbose = 1;
@@ -996,6 +1076,21 @@ int main(int argc, char **argv) {
         }
     g_fa3_tokens_min = 4096;
     g_emu_device = 0;
+    /* mask units straight from qkv: every kernel shape the windowed path instantiates for the model's windows
+     * (64 keys with 64 or 16 pooled queries, 16 keys with 16 or 4), head dims 56, 32 and 64, non-square windows,
+     * group counts that leave blocks partly empty */
+    for (int mode = 0; mode < 2; mode++) {
+        run_window_case(HF, 2, 16, 16, 2, 56, 8, 8, 0, mode, seed++);
+        run_window_case(BF, 1, 16, 16, 2, 56, 8, 8, 1, mode, seed++);
+        run_window_case(HF, 1, 8, 8, 3, 56, 4, 4, 0, mode, seed++);
+        run_window_case(BF, 1, 8, 12, 3, 56, 4, 4, 1, mode, seed++);
+        run_window_case(HF, 3, 8, 16, 1, 32, 8, 8, 0, mode, seed++);
+        run_window_case(HF, 1, 8, 16, 1, 32, 8, 8, 1, mode, seed++);
+        run_window_case(BF, 1, 8, 16, 3, 56, 4, 8, 0, mode, seed++);
+        run_window_case(HF, 1, 8, 16, 3, 56, 4, 8, 1, mode, seed++);
+        run_window_case(HF, 1, 8, 8, 1, 64, 8, 8, 0, mode, seed++);
+        run_window_case(BF, 1, 12, 12, 3, 56, 6, 6, 1, mode, seed++);
+    }
     printf("%d cases, %d failed (mma %ld, ldmatrix %ld, cp.async %ld, tma %ld emulated)\n", g_count, g_fail,
            emu::n_mma, emu::n_ldsm, emu::n_cp, emu::n_tma);
     return g_fail ? 1 : 0;

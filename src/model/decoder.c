@@ -9,6 +9,15 @@
  * ref: CorridorKeyModule/core/model_transformer.py DecoderHead. */
 #include "model/model.h"
 
+#include <stdlib.h>
+
+/* CK_DEC_F32 (precision study): 1 = the per-scale projections u_i in float32 (one rounding fewer before the
+ * sum); 2 = also the hidden sum in float32 until after the ReLU, then one conversion. 16-bit runs only. */
+static int dec_f32(const ck_exec *ex) {
+    const char *e = getenv("CK_DEC_F32");
+    return ex->dtype != CK_DTYPE_F32 && e ? atoi(e) : 0;
+}
+
 /* Rows [r0, r0 + n) of a (R, K) matrix or of a (R) vector, as a view. */
 static ck_tensor row_slice(const ck_tensor *t, int64_t r0, int64_t n) {
     const size_t row = ck_tensor_nbytes(t) / (size_t)t->shape[0];
@@ -20,19 +29,34 @@ static ck_tensor row_slice(const ck_tensor *t, int64_t r0, int64_t n) {
 static void head_hidden(ck_exec *ex, const ck_weights *w, const ck_tensor feats[CK_MAX_STAGES], const ck_tensor *hsum,
                         int64_t c0, int64_t C) {
     const int64_t B = hsum->shape[0];
+    const int     f32 = dec_f32(ex);
+    const ck_dtype udt = f32 ? CK_DTYPE_F32 : ex->dtype;
     ck_tensor     u[CK_MAX_STAGES - 1]; /* u[j] (B, H_i, W_i, C) for i = CK_MAX_STAGES-1-j, coarsest first */
     for (int i = CK_MAX_STAGES - 1; i >= 1; i--) {
         const ck_tensor *f  = &feats[i];
         const ck_tensor  wi = row_slice(&w->dec_w[i], c0, C), bi = row_slice(&w->dec_b[i], c0, C);
         ck_tensor       *ui = &u[CK_MAX_STAGES - 1 - i];
-        *ui                 = CK_NEW(ex, B, f->shape[1], f->shape[2], C);
+        *ui                 = CK_NEW_DT(ex, udt, B, f->shape[1], f->shape[2], C);
         ck_linear(ex, ui, f, &wi, &bi, CK_ACT_NONE, NULL);
     }
     /* one pass: the upsampled projections summed in float32 and rounded once, as PyTorch's fp16 model sums
      * them inside its fuse GEMM (16-bit partial sums were the decoder's extra error against float64) */
-    ck_resize_sum(ex, hsum, u, CK_MAX_STAGES - 1);
     const ck_tensor w0 = row_slice(&w->dec_w[0], c0, C), b0 = row_slice(&w->dec_b[0], c0, C);
-    ck_linear(ex, hsum, &feats[0], &w0, &b0, CK_ACT_NONE, hsum);
+    if (f32 == 1) { /* the float32 projections summed and rounded once */
+        ck_tensor s16 = CK_NEW(ex, B, hsum->shape[1], hsum->shape[2], C);
+        ck_resize_sum(ex, &s16, u, CK_MAX_STAGES - 1);
+        ck_linear(ex, hsum, &feats[0], &w0, &b0, CK_ACT_NONE, &s16);
+    } else if (f32 == 2) {
+        ck_tensor s32 = CK_NEW_DT(ex, CK_DTYPE_F32, B, hsum->shape[1], hsum->shape[2], C);
+        ck_resize_sum(ex, &s32, u, CK_MAX_STAGES - 1);
+        ck_linear(ex, &s32, &feats[0], &w0, &b0, CK_ACT_NONE, &s32);
+        ck_activation(ex, &s32, &s32, CK_ACT_RELU);
+        ck_convert(ex, hsum, &s32);
+        return;
+    } else {
+        ck_resize_sum(ex, hsum, u, CK_MAX_STAGES - 1);
+        ck_linear(ex, hsum, &feats[0], &w0, &b0, CK_ACT_NONE, hsum);
+    }
     ck_activation(ex, hsum, hsum, CK_ACT_RELU);
 }
 

@@ -45,13 +45,8 @@ static ck_tensor hiera_block(ck_exec *ex, const ck_config *cfg, const ck_block_c
     ck_tensor     o     = CK_NEW(ex, G, Tq, HDp);
     ck_tensor     a     = CK_NEW(ex, B, Hq, Wq, Cout);
     const float   scale = (float)(1.0 / sqrt((double)HD));
-    if (nwin == 1 && !bc->q_pool) { /* global: one op, which a backend may run without the copies */
-        ck_attention_qkv(ex, &a, &qkv, bc->heads, scale, &q, &k, &v, &o);
-    } else {
-        ck_attn_gather(ex, &q, &k, &v, &qkv, bc->heads, win_h, win_w, bc->q_pool);
-        ck_attention(ex, &o, &q, &k, &v, scale);
-        ck_attn_scatter(ex, &a, &o, bc->heads, bc->q_pool ? win_h / 2 : win_h, bc->q_pool ? win_w / 2 : win_w);
-    }
+    /* one op, which a backend may run without the copies into q, k, v, o */
+    ck_attention_qkv(ex, &a, &qkv, bc->heads, win_h, win_w, bc->q_pool, scale, &q, &k, &v, &o);
     ck_linear(ex, &y, &a, &bw->aproj_w, &bw->aproj_b, CK_ACT_NONE, &y); /* x = residual + attn */
     /* the attention's scratch is dead: the MLP reuses it (at S = 2048 the first pooling block would
      * otherwise stack its MLP on top of full-resolution qkv, k and v, the encoder's peak) */

@@ -199,16 +199,23 @@ void ck_attn_scatter(ck_exec *ex, const ck_tensor *y, const ck_tensor *o, int he
     RUNP(ex, "attn_scatter", ex->be->attn_scatter(ex->be, y, o, heads, win_h, win_w));
 }
 
-void ck_attention_qkv(ck_exec *ex, const ck_tensor *y, const ck_tensor *qkv, int heads, float scale,
-                      const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, const ck_tensor *o) {
+void ck_attention_qkv(ck_exec *ex, const ck_tensor *y, const ck_tensor *qkv, int heads, int win_h, int win_w,
+                      int q_pool, float scale, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
+                      const ck_tensor *o) {
     CK_ASSERT(qkv->ndim == 4 && y->ndim == 4 && heads >= 1 && qkv->shape[3] % (3 * heads) == 0);
-    CK_ASSERT(y->shape[0] == qkv->shape[0] && y->shape[1] == qkv->shape[1] && y->shape[2] == qkv->shape[2] &&
+    const int64_t H = qkv->shape[1], W = qkv->shape[2], pool = q_pool ? 2 : 1;
+    CK_ASSERT(win_h >= 1 && win_w >= 1 && H % win_h == 0 && W % win_w == 0);
+    CK_ASSERT(!q_pool || (win_h % 2 == 0 && win_w % 2 == 0));
+    CK_ASSERT(y->shape[0] == qkv->shape[0] && y->shape[1] * pool == H && y->shape[2] * pool == W &&
               y->shape[3] * 3 == qkv->shape[3]);
-    const int64_t G = qkv->shape[0] * heads, T = qkv->shape[1] * qkv->shape[2], HD = y->shape[3] / heads;
-    CK_ASSERT(q->ndim == 3 && q->shape[0] == G && q->shape[1] == T && q->shape[2] >= HD);
-    CK_ASSERT(same_shape(k, q) && same_shape(v, q) && same_shape(o, q));
+    const int64_t G  = qkv->shape[0] * heads * (H / win_h) * (W / win_w), T = (int64_t)win_h * win_w;
+    const int64_t HD = y->shape[3] / heads;
+    CK_ASSERT(k->ndim == 3 && k->shape[0] == G && k->shape[1] == T && k->shape[2] >= HD);
+    CK_ASSERT(q->ndim == 3 && q->shape[0] == G && q->shape[1] == T / (pool * pool) && q->shape[2] == k->shape[2]);
+    CK_ASSERT(same_shape(v, k) && same_shape(o, q));
     CK_ASSERT(scale > 0.0f);
-    RUNP(ex, "attention global", ex->be->attention_qkv(ex->be, y, qkv, heads, scale, q, k, v, o));
+    RUNP(ex, win_h == H && win_w == W && !q_pool ? "attention global" : "attention windowed",
+         ex->be->attention_qkv(ex->be, y, qkv, heads, win_h, win_w, q_pool, scale, q, k, v, o));
 }
 
 void ck_maxpool2x2(ck_exec *ex, const ck_tensor *y, const ck_tensor *x) {

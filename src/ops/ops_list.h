@@ -65,14 +65,16 @@
  * padded columns of o are ignored. */
 #define CK_OP_PARAMS_attn_scatter (const ck_tensor *y, const ck_tensor *o, int heads, int win_h, int win_w)
 
-/* Global attention of a Hiera block, from its qkv projection to the token layout: y (B,H,W,C) =
- * attn_scatter(attention(attn_gather(qkv (B,H,W,3C), heads, one H×W window, no q_pool), scale)), C =
- * heads·HD. q, k, v, o (B·heads, H·W, HDp) are the composition's buffers: a backend may run it through them
- * (their contents afterwards are unspecified) or read qkv and write y directly (the CUDA backend's FA3 path
- * where HDp = 64, the pad64 layout, and the rows are long); either way the result is the composition's. */
+/* The attention of a Hiera block, from its qkv projection to the token layout: y (B,Hq,Wq,C) =
+ * attn_scatter(attention(attn_gather(qkv (B,H,W,3C), heads, win_h×win_w windows, q_pool), scale)) with the
+ * scatter's windows halved in each direction when q_pool (Hq, Wq = H/2, W/2; else H, W), C = heads·HD. One
+ * H×W window without q_pool is global attention. q, k, v, o are the composition's buffers (attn_gather's
+ * shapes): a backend may run it through them (their contents afterwards are unspecified) or read qkv and
+ * write y directly (the CUDA backend: the FA3 kernel on long global rows where HDp = 64, one kernel per launch
+ * for mask units of at most 64 keys); either way the result is the composition's. */
 #define CK_OP_PARAMS_attention_qkv                                                                          \
-    (const ck_tensor *y, const ck_tensor *qkv, int heads, float scale, const ck_tensor *q, const ck_tensor *k, \
-     const ck_tensor *v, const ck_tensor *o)
+    (const ck_tensor *y, const ck_tensor *qkv, int heads, int win_h, int win_w, int q_pool, float scale,     \
+     const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, const ck_tensor *o)
 
 /* y (B,H/2,W/2,C) = 2×2 stride-2 max-pool of x (B,H,W,C). */
 #define CK_OP_PARAMS_maxpool2x2 (const ck_tensor *y, const ck_tensor *x)

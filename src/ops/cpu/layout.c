@@ -115,10 +115,10 @@ void ck_copy_rect_cpu(ck_backend *be, const ck_tensor *y, int dy, int dx, const 
 }
 
 /* The composition itself (ops_list.h): the CPU has no faster way than its three ops. */
-void ck_attention_qkv_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, float scale,
-                          const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, const ck_tensor *o) {
-    const int H = (int)qkv->shape[1], W = (int)qkv->shape[2];
-    ck_attn_gather_cpu(be, q, k, v, qkv, heads, H, W, 0);
+void ck_attention_qkv_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, int win_h, int win_w,
+                          int q_pool, float scale, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
+                          const ck_tensor *o) {
+    ck_attn_gather_cpu(be, q, k, v, qkv, heads, win_h, win_w, q_pool);
     ck_attention_cpu(be, o, q, k, v, scale);
-    ck_attn_scatter_cpu(be, y, o, heads, H, W);
+    ck_attn_scatter_cpu(be, y, o, heads, q_pool ? win_h / 2 : win_h, q_pool ? win_w / 2 : win_w);
 }

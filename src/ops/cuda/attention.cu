@@ -383,13 +383,12 @@ __device__ __forceinline__ void ck__pv(float (&o)[MT][D / 8][4], const float (&p
     }
 }
 
-/* Normalizes the warp's rows [row0, row0 + 16·MT) of a block, stages them as T in `stage` (the block's Q
- * tile, free by now: each warp only ever read its own rows of it) and writes the rows < nrows to Ob with
- * 16-byte coalesced stores (the warp's rows are contiguous in global memory). */
+/* Normalizes the warp's rows [row0, row0 + 16·MT) of a block and stages them as T in `stage` (the block's Q
+ * tile, free by now: each warp only ever read its own rows of it). */
 template <typename T, int D, int MT>
-__device__ __forceinline__ void ck__store_o(T *Ob, uint4 *stage, int row0, int nrows, float (&o)[MT][D / 8][4],
-                                            const float (&l)[MT][2], int lane, int64_t rs = D, int cols8 = D / 8) {
-    constexpr int NO = D / 8, RC = D / 8, N = 16 * MT * RC;
+__device__ __forceinline__ void ck__stage_o(uint4 *stage, int row0, float (&o)[MT][D / 8][4], const float (&l)[MT][2],
+                                            int lane) {
+    constexpr int NO = D / 8;
     const int     g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
@@ -405,6 +404,15 @@ __device__ __forceinline__ void ck__store_o(T *Ob, uint4 *stage, int row0, int n
                 reinterpret_cast<uint32_t *>(&stage[ck__swz<D>(row, no)])[t] =
                     ck__pack2<T>(o[mt][no][2 * h] * inv, o[mt][no][2 * h + 1] * inv);
         }
+}
+
+/* ck__stage_o, then the rows < nrows written to Ob with 16-byte coalesced stores (the warp's rows are
+ * contiguous in global memory, rs elements apart). */
+template <typename T, int D, int MT>
+__device__ __forceinline__ void ck__store_o(T *Ob, uint4 *stage, int row0, int nrows, float (&o)[MT][D / 8][4],
+                                            const float (&l)[MT][2], int lane, int64_t rs = D, int cols8 = D / 8) {
+    constexpr int RC = D / 8, N = 16 * MT * RC;
+    ck__stage_o<T, D, MT>(stage, row0, o, l, lane);
     __syncwarp();
 #pragma unroll
     for (int j = 0; j < (N + 31) / 32; j++) {
@@ -528,6 +536,139 @@ __global__ void __launch_bounds__(ck__small_cfg<D, NKT>::NW * 32)
     ck__pv<T, D, 1, NN>(o, s, sV[warp], lane);
     __syncwarp(); /* every lane's ldmatrix of sQ is done before it becomes the staging tile */
     ck__store_o<T, D, 1>(O + g * Tq * D, sQ[warp], 0, Tq, o, l, lane);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Windowed attention straight from the qkv projection (the attention_qkv op's path for Hiera mask units,
+ * ck__attention_windows): group g = (image b, head h, window wi) of the composition gather → attention →
+ * scatter reads its keys, values and queries where they lie in qkv (B, H, W, 3C) and writes its output rows
+ * where the scatter would put them in y (B, Hq, Wq, C), so neither the (G, T, HDp) copies nor their padding
+ * exist. Rows are HD = D elements (no head-dim padding: 56 runs natively). Queries of q-pooling blocks are the
+ * max of their 2×2 tokens, taken while loading (a max of 16-bit values is exact: the gather's bits).
+ * Block = GPB groups × QW warps; warp qwi of a group owns query rows [16·qwi, 16·qwi + 16); Tk ≤ NKT ≤ 64 keys
+ * in one tile (rows ≥ Tk zero-filled and masked), so the softmax is the small kernel's single tile.
+ * ------------------------------------------------------------------------------------------------------- */
+struct ck__win_map {
+    int64_t H, W, C;    /* qkv (B, H, W, 3C), C = heads·HD */
+    int64_t Hq, Wq;     /* y (B, Hq, Wq, C) */
+    int     heads, win_h, win_w, nwx, nwin, q_pool;
+    int     Tq, Tk;     /* query rows (pooled) and keys per window */
+};
+
+template <int D, int NKT, int QW> struct ck__win_cfg {
+    static constexpr int group_bytes = (16 * QW + 2 * NKT) * (D / 8) * 16;
+    static constexpr int fit = 48 * 1024 / group_bytes, most = 4 / QW;
+    static constexpr int GPB = fit < 1 ? 1 : fit < most ? fit : most;
+    static constexpr int NW  = GPB * QW;
+};
+
+/* Element offsets in qkv of key row t (channel 0 of its head's q part; + C: k, + 2C: v), of query row t's
+ * top-left token, and in y of output row t, for the group at (b, h, wy, wx). */
+__device__ __forceinline__ int64_t ck__win_tok(const ck__win_map &m, int64_t b, int h, int wy, int wx, int t, int tw,
+                                               int step) {
+    const int64_t yy = (int64_t)wy * m.win_h + step * (t / tw), xx = (int64_t)wx * m.win_w + step * (t % tw);
+    return ((b * m.H + yy) * m.W + xx) * 3 * m.C + (int64_t)h * (m.C / m.heads);
+}
+__device__ __forceinline__ int64_t ck__win_out(const ck__win_map &m, int64_t b, int h, int wy, int wx, int t) {
+    const int     oh = m.q_pool ? m.win_h / 2 : m.win_h, ow = m.q_pool ? m.win_w / 2 : m.win_w;
+    const int64_t yy = (int64_t)wy * oh + t / ow, xx = (int64_t)wx * ow + t % ow;
+    return ((b * m.Hq + yy) * m.Wq + xx) * m.C + (int64_t)h * (m.C / m.heads);
+}
+
+__device__ __forceinline__ float ck__ldf(__half x) { return __half2float(x); }
+__device__ __forceinline__ float ck__ldf(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+/* The larger of each pair of 16-bit lanes of a and b (exact; NaN-free inputs). */
+template <typename T> __device__ __forceinline__ uint32_t ck__max2(uint32_t a, uint32_t b) {
+    T ta[2], tb[2];
+    memcpy((void *)ta, &a, 4), memcpy((void *)tb, &b, 4);
+    for (int j = 0; j < 2; j++)
+        if (ck__ldf(tb[j]) > ck__ldf(ta[j])) ta[j] = tb[j];
+    uint32_t r;
+    memcpy(&r, (const void *)ta, 4);
+    return r;
+}
+
+template <typename T, int D, int NKT, int QW>
+__global__ void __launch_bounds__(ck__win_cfg<D, NKT, QW>::NW * 32)
+    attention_window_kernel(T *__restrict__ Y, const T *__restrict__ X, ck__win_map mp, int64_t G, float sl2) {
+    constexpr int GPB = ck__win_cfg<D, NKT, QW>::GPB, RC = D / 8, NN = NKT / 8, KS = (D + 15) / 16, NO = D / 8;
+    constexpr int QR = 16 * QW, GT = 32 * QW;
+    __shared__ __align__(128) uint4 sQ[GPB][QR * RC];  /* per group (QR, D), later the output staging tile */
+    __shared__ __align__(128) uint4 sK[GPB][NKT * RC]; /* per group (NKT, D) */
+    __shared__ __align__(128) uint4 sV[GPB][NKT * RC]; /* per group (NKT, D) */
+
+    const int     warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int     slot = warp / QW, qwi = warp - slot * QW, gt = (int)threadIdx.x - slot * GT;
+    const int64_t g    = (int64_t)blockIdx.x * GPB + slot;
+    const bool    live = g < G;
+    const int64_t bh   = live ? g / mp.nwin : 0;
+    const int     wi = (int)(g - bh * mp.nwin), wy = wi / mp.nwx, wx = wi - wy * mp.nwx;
+    const int64_t b  = bh / mp.heads;
+    const int     h  = (int)(bh - b * mp.heads);
+    if (live) {
+        for (int i = gt; i < NKT * RC; i += GT) {
+            const int      r = i / RC, c = i - r * RC;
+            const bool     ok  = r < mp.Tk;
+            const T       *src = ok ? X + ck__win_tok(mp, b, h, wy, wx, r, mp.win_w, 1) + c * 8 : X;
+            ck__cp_async16(&sK[slot][ck__swz<D>(r, c)], ok ? src + mp.C : X, ok);
+            ck__cp_async16(&sV[slot][ck__swz<D>(r, c)], ok ? src + 2 * mp.C : X, ok);
+        }
+        if (!mp.q_pool) {
+            for (int i = gt; i < QR * RC; i += GT) {
+                const int  r = i / RC, c = i - r * RC;
+                const bool ok = r < mp.Tq;
+                ck__cp_async16(&sQ[slot][ck__swz<D>(r, c)], ok ? X + ck__win_tok(mp, b, h, wy, wx, r, mp.win_w, 1) + c * 8 : X,
+                               ok);
+            }
+        } else {
+            const int64_t C3 = 3 * mp.C, row = mp.W * C3;
+            for (int i = gt; i < QR * RC; i += GT) {
+                const int r = i / RC, c = i - r * RC;
+                uint4     q = make_uint4(0u, 0u, 0u, 0u);
+                if (r < mp.Tq) {
+                    const T    *p  = X + ck__win_tok(mp, b, h, wy, wx, r, mp.win_w / 2, 2) + c * 8;
+                    const uint4 a0 = *reinterpret_cast<const uint4 *>(p), a1 = *reinterpret_cast<const uint4 *>(p + C3);
+                    const uint4 a2 = *reinterpret_cast<const uint4 *>(p + row);
+                    const uint4 a3 = *reinterpret_cast<const uint4 *>(p + row + C3);
+                    /* the gather's comparison order: (y, x), (y, x+1), (y+1, x), (y+1, x+1) */
+                    q.x = ck__max2<T>(ck__max2<T>(ck__max2<T>(a0.x, a1.x), a2.x), a3.x);
+                    q.y = ck__max2<T>(ck__max2<T>(ck__max2<T>(a0.y, a1.y), a2.y), a3.y);
+                    q.z = ck__max2<T>(ck__max2<T>(ck__max2<T>(a0.z, a1.z), a2.z), a3.z);
+                    q.w = ck__max2<T>(ck__max2<T>(ck__max2<T>(a0.w, a1.w), a2.w), a3.w);
+                }
+                sQ[slot][ck__swz<D>(r, c)] = q;
+            }
+        }
+    }
+    ck__cp_async_commit();
+    ck__cp_async_wait<0>();
+    __syncthreads(); /* the block's only barrier: groups past G leave after it */
+    if (!live || qwi * 16 >= mp.Tq) return;
+
+    const int row0 = qwi * 16;
+    uint32_t  qf[1][KS][4];
+    ck__load_q_frags<D, 1>(qf, sQ[slot], row0, lane);
+    float s[1][NN][4];
+    ck__qk<T, D, 1, NN>(s, qf, sK[slot], lane);
+    if (mp.Tk < NKT) ck__mask_keys<1, NN>(s, mp.Tk, lane);
+    float o[1][NO][4], m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}};
+#pragma unroll
+    for (int no = 0; no < NO; no++) o[0][no][0] = o[0][no][1] = o[0][no][2] = o[0][no][3] = 0.0f;
+    ck__online_softmax<1, NN, NO>(s, o, m, l, sl2);
+    ck__pv<T, D, 1, NN>(o, s, sV[slot], lane);
+    __syncwarp(); /* every lane's ldmatrix of its rows of sQ is done before they become the staging tile */
+    ck__stage_o<T, D, 1>(sQ[slot], row0, o, l, lane);
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < (16 * RC + 31) / 32; j++) {
+        const int idx = lane + j * 32;
+        if ((16 * RC) % 32 == 0 || idx < 16 * RC) {
+            const int r = idx / RC, c = idx - r * RC, row = row0 + r;
+            if (row < mp.Tq)
+                *reinterpret_cast<uint4 *>(Y + ck__win_out(mp, b, h, wy, wx, row) + c * 8) = sQ[slot][ck__swz<D>(row, c)];
+        }
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -1231,5 +1372,80 @@ extern "C" int ck__attention_tokens_fa3(ck_backend *be, const ck_tensor *y, cons
     }
     const cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) ck__cuda_failed(__FILE__, __LINE__, "fa3 tokens", cudaGetErrorString(err));
+    return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * The attention_qkv op's windowed path (attention_window_kernel above).
+ * ------------------------------------------------------------------------------------------------------- */
+template <typename T, int D, int NKT, int QW> static void ck__launch_window(const ck__win_map &m, T *y, const T *x,
+                                                                          int64_t G, float sl2, cudaStream_t st) {
+    using cfg = ck__win_cfg<D, NKT, QW>;
+    static_assert(cfg::group_bytes * cfg::GPB <= 48 * 1024, "static shared memory");
+    CK_ASSERT((G + cfg::GPB - 1) / cfg::GPB <= INT32_MAX);
+    auto kern = attention_window_kernel<T, D, NKT, QW>;
+    CK_ATTN_LAUNCH(kern, dim3((unsigned)((G + cfg::GPB - 1) / cfg::GPB)), dim3(cfg::NW * 32), st, y, x, m, G, sl2);
+}
+
+template <typename T, int D, int NKT> static void ck__launch_window_q(const ck__win_map &m, T *y, const T *x, int64_t G,
+                                                                    float sl2, cudaStream_t st) {
+    if (m.Tq <= 16) ck__launch_window<T, D, NKT, 1>(m, y, x, G, sl2, st);
+    else if (m.Tq <= 32) ck__launch_window<T, D, NKT, 2>(m, y, x, G, sl2, st);
+    else ck__launch_window<T, D, NKT, 4>(m, y, x, G, sl2, st);
+}
+
+template <typename T, int D> static void ck__launch_window_k(const ck__win_map &m, T *y, const T *x, int64_t G,
+                                                            float sl2, cudaStream_t st) {
+    if (m.Tk <= 16) ck__launch_window_q<T, D, 16>(m, y, x, G, sl2, st);
+    else if (m.Tk <= 32) ck__launch_window_q<T, D, 32>(m, y, x, G, sl2, st);
+    else ck__launch_window_q<T, D, 64>(m, y, x, G, sl2, st);
+}
+
+template <typename T> static void ck__launch_window_d(const ck__win_map &m, int HD, T *y, const T *x, int64_t G,
+                                                      float sl2, cudaStream_t st) {
+    if (HD == 32) ck__launch_window_k<T, 32>(m, y, x, G, sl2, st);
+    else if (HD == 56) ck__launch_window_k<T, 56>(m, y, x, G, sl2, st);
+    else ck__launch_window_k<T, 64>(m, y, x, G, sl2, st);
+}
+
+/* CK_ATTN_WINDOWS=0 turns the windowed path off (A/B runs against the composition); read once. */
+static int ck__windows_enabled(void) {
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("CK_ATTN_WINDOWS");
+        on            = !(e && e[0] == '0');
+    }
+    return on;
+}
+
+/* Windowed (Hiera mask-unit) attention straight from qkv (B, H, W, 3C) into y (B, Hq, Wq, C): the composition
+ * attn_scatter(attention(attn_gather(qkv, heads, win_h × win_w windows, q_pool), scale)) of ops_list.h in one
+ * kernel, for 16-bit dtypes, HD ∈ {32, 56, 64}, windows of at most 64 keys and 64 (pooled) queries, 16-byte
+ * aligned buffers. Returns 0, enqueueing nothing, anywhere else (the caller composes). */
+extern "C" int ck__attention_windows(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, int win_h,
+                                     int win_w, int q_pool, float scale) {
+    CK_ASSERT(qkv->ndim == 4 && y->ndim == 4 && heads >= 1 && win_h >= 1 && win_w >= 1);
+    const int64_t C = qkv->shape[3] / 3, HD = C / heads;
+    const int     Tk = win_h * win_w, Tq = q_pool ? Tk / 4 : Tk;
+    if ((qkv->dtype != CK_DTYPE_F16 && qkv->dtype != CK_DTYPE_BF16) || y->dtype != qkv->dtype ||
+        (HD != 32 && HD != 56 && HD != 64) || Tk > 64 || Tq > 64 || !ck__windows_enabled() ||
+        ((uintptr_t)qkv->data | (uintptr_t)y->data) % 16 || scale <= 0.0f)
+        return 0;
+    ck__win_map m;
+    m.H = qkv->shape[1], m.W = qkv->shape[2], m.C = C, m.Hq = y->shape[1], m.Wq = y->shape[2];
+    m.heads = heads, m.win_h = win_h, m.win_w = win_w, m.q_pool = q_pool;
+    m.nwx = (int)(m.W / win_w), m.nwin = (int)((m.H / win_h) * m.nwx), m.Tq = Tq, m.Tk = Tk;
+    CK_ASSERT(m.H % win_h == 0 && m.W % win_w == 0 && (!q_pool || (win_h % 2 == 0 && win_w % 2 == 0)));
+    CK_ASSERT(m.Hq == (q_pool ? m.H / 2 : m.H) && m.Wq == (q_pool ? m.W / 2 : m.W) && y->shape[3] == C);
+    const int64_t      G  = qkv->shape[0] * heads * m.nwin;
+    const float        sl = scale * kCkLog2e;
+    const cudaStream_t st = ck_cuda_stream(be);
+    if (qkv->dtype == CK_DTYPE_F16)
+        ck__launch_window_d<__half>(m, (int)HD, (__half *)y->data, (const __half *)qkv->data, G, sl, st);
+    else
+        ck__launch_window_d<__nv_bfloat16>(m, (int)HD, (__nv_bfloat16 *)y->data, (const __nv_bfloat16 *)qkv->data, G,
+                                           sl, st);
+    const cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) ck__cuda_failed(__FILE__, __LINE__, "attention windows", cudaGetErrorString(err));
     return 1;
 }

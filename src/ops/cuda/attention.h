@@ -51,6 +51,12 @@ void ck_attention_cuda CK_OP_PARAMS_WITH(ck_backend *be, attention);
  * gather and scatter copies; 0 (nothing enqueued) where FA3 does not serve the shape or device. */
 int ck__attention_tokens_fa3(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, float scale);
 
+/* The attention_qkv op's windowed path: y (B, Hq, Wq, C) from qkv (B, H, W, 3C) for Hiera mask units (windows of
+ * at most 64 keys, q-pooled or not) in one kernel, without the gather and scatter copies; 0 (nothing enqueued)
+ * where it does not serve the shape or dtype. CK_ATTN_WINDOWS=0 turns it off. */
+int ck__attention_windows(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, int win_h, int win_w,
+                          int q_pool, float scale);
+
 /* Kernel variants, for benchmarks and tests that want one in particular; the op itself uses AUTO. */
 typedef enum ck_attn_variant {
     CK_ATTN_AUTO     = 0,

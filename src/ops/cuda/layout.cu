@@ -258,18 +258,24 @@ extern "C" void ck_copy_rect_cuda(ck_backend *be, const ck_tensor *y, int dy, in
     }
 }
 
-/* attention_qkv: the FA3 kernel reading qkv and writing y directly where it serves the shape (attention.cu,
- * ck__attention_tokens_fa3: at S = 2048 this saves the gather's and scatter's ~1.2 ms over the 17 global
- * blocks), else the composition through q, k, v, o with the backend's attention (fused or, with sdpa off,
- * the unfused reference). */
-extern "C" void ck_attention_qkv_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, float scale,
-                                      const ck_tensor *q, const ck_tensor *k, const ck_tensor *v, const ck_tensor *o) {
-#ifdef CK_HAVE_CUDA_FUSED_ATTENTION
-    if (be->attention == ck_attention_cuda && q->shape[2] == 64 && ck__attention_tokens_fa3(be, y, qkv, heads, scale))
-        return;
-#endif
+/* attention_qkv: global attention through the FA3 kernel reading qkv and writing y directly where it serves the
+ * shape (attention.cu, ck__attention_tokens_fa3: at S = 2048 this saves the gather's and scatter's ~1.2 ms over
+ * the 17 global blocks), mask units through the windowed kernel (ck__attention_windows: one launch in place of
+ * gather, attention and scatter), else the composition through q, k, v, o with the backend's attention (fused
+ * or, with sdpa off, the unfused reference). */
+extern "C" void ck_attention_qkv_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, int win_h,
+                                      int win_w, int q_pool, float scale, const ck_tensor *q, const ck_tensor *k,
+                                      const ck_tensor *v, const ck_tensor *o) {
     const int H = (int)qkv->shape[1], W = (int)qkv->shape[2];
-    ck_attn_gather_cuda(be, q, k, v, qkv, heads, H, W, 0);
+    const int global = win_h == H && win_w == W && !q_pool;
+#ifdef CK_HAVE_CUDA_FUSED_ATTENTION
+    if (be->attention == ck_attention_cuda) {
+        if (global && q->shape[2] == 64 && ck__attention_tokens_fa3(be, y, qkv, heads, scale)) return;
+        if (!global && ck__attention_windows(be, y, qkv, heads, win_h, win_w, q_pool, scale)) return;
+    }
+#endif
+    (void)global;
+    ck_attn_gather_cuda(be, q, k, v, qkv, heads, win_h, win_w, q_pool);
     be->attention(be, o, q, k, v, scale);
-    ck_attn_scatter_cuda(be, y, o, heads, H, W);
+    ck_attn_scatter_cuda(be, y, o, heads, q_pool ? win_h / 2 : win_h, q_pool ? win_w / 2 : win_w);
 }
