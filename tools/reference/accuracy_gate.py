@@ -207,7 +207,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--attribute", action="store_true",
                     help="also run the fp16 reference with one part at a time in fp16 (the rest float64), "
-                         "and with all parts but one")
+                         "with all parts but one, and in float64 on fp16-rounded weights")
     ap.add_argument("--out", default="/tmp/ckey-accuracy")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -246,6 +246,10 @@ def main() -> int:
                 runs["half:all but " + p] = forward_mixed(m64, m, x.to(DEV, torch.float64),
                                                           tuple(q for q in PARTS if q != p))
             del m64
+            # the weights' own share: float64 arithmetic on the fp16-rounded parameters and buffers
+            m16w = build({k: v.half().double() if v.is_floating_point() else v for k, v in sd.items()}, S, torch.float64)
+            runs["fp16 weights, float64 arithmetic"] = forward(m16w, x.to(DEV, torch.float64))
+            del m16w
         del m
         m = build(sd, S, torch.float32)
         runs["bf16ac"] = forward(m, x.to(DEV), torch.bfloat16)
