@@ -5,12 +5,13 @@
  *   (a) conv         : Y = conv(X, W)
  *   (b) conv+stats   : Y = conv(X, W); SUM, SQSUM = genstats(Y)                (partial ConvBNfprop)
  *   (c) full         : Y = conv(relu(X*s1 + b1), W); SUM, SQSUM = genstats(Y)  (full ConvBNfprop)
+ *   (d) conv+bias    : Y = conv(X, W) + b   (b (1, K, 1, 1): fp16, or float32 with --sb-float)
  * plus the legacy cudnnConvolutionBiasActivationForward (IMPLICIT_PRECOMP_GEMM, identity, fp16 bias = 0).
  * For every graph: op-graph finalize, heuristics (mode A, then FALLBACK), and per engine config: engine
  * index, notes, knobs, plan finalize, workspace, median time, error against an fp32 direct-conv reference,
  * GenStats error against double sums of that reference, bitwise determinism over 3 runs.
  *
- * Usage: convbn_probe [--max-cfg N] [--graphs abcl] [--sb-float] [--sb-per-sample] [problem index ...]
+ * Usage: convbn_probe [--max-cfg N] [--graphs abcdl] [--sb-float] [--sb-per-sample] [problem index ...]
  *   (no index: all problems). --sb-float: graph (c)'s scale and bias as float32 tensors (fp16 otherwise);
  *   --sb-per-sample: as (N, C, 1, 1) tensors, one row per image (GroupNorm's coefficients differ per image; the
  *   values are repeated, so the references hold). Problems 10-13 are the first and last bands of the banded
@@ -159,6 +160,7 @@ static cudnnHandle_t g_h;
 static cudaStream_t  g_st;
 static cudaEvent_t   g_ev[2];
 static __half *d_x, *d_w, *d_s, *d_b, *d_y, *d_ysave, *d_zero;
+static float  *d_zero32;
 static float  *d_wt, *d_sc, *d_bi, *d_ref[2], *d_sum, *d_sq; /* d_ref[0]: plain conv, [1]: with prologue */
 static double *d_st, h_refst[2][3 * K];                         /* reference stats, [plain|pro][sum|sq|abs][k] */
 static unsigned *d_cmp;
@@ -231,7 +233,11 @@ static bd_t build_graph(const prob *p, int g, cudnnDataType_t gs_prec) {
     bd_t y = tensor(U_Y, H, p->n, K, p->ho, p->wo, false), ops[6];
     int  nops = 0;
     if (!x || !w || !y) return NULL;
-    bd_t cin = x;
+    bd_t cin = x, cy = y;
+    if (g == 3) { /* conv into a virtual float tensor, + bias (1, K, 1, 1) (float32 with --sb-float), into Y */
+        cy = tensor(104, F, p->n, K, p->ho, p->wo, true);
+        if (!cy) return NULL;
+    }
     if (g == 2) {
         const cudnnDataType_t sbt = g_sb_float ? F : H;
         const int64_t         sbn = g_sb_per_sample ? p->n : 1;
@@ -260,13 +266,17 @@ static bd_t build_graph(const prob *p, int g, cudnnDataType_t gs_prec) {
     if (!(cop = mk(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR)) ||
         !SET(cop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cin) ||
         !SET(cop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &w) ||
-        !SET(cop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y) ||
+        !SET(cop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cy) ||
         !SET(cop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd) ||
         !SET(cop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha) ||
         !SET(cop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta) || !FIN(cop))
         return NULL;
     ops[nops++] = cop;
-    if (g >= 1) {
+    if (g == 3) {
+        bd_t b = tensor(U_B, g_sb_float ? F : H, 1, K, 1, 1, false);
+        if (!b || !(ops[nops++] = pw_op(CUDNN_POINTWISE_ADD, cy, b, y))) return NULL;
+    }
+    if (g == 1 || g == 2) {
         cudnnGenStatsMode_t gm = CUDNN_GENSTATS_SUM_SQSUM;
         bd_t sum = tensor(U_SUM, F, 1, K, 1, 1, false), sq = tensor(U_SQ, F, 1, K, 1, 1, false);
         bd_t gop = mk(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
@@ -516,11 +526,11 @@ static void check_run(runner *r, const prob *p, int which) {
 
 static void run_graph(const prob *p, int g) {
     static const char *gname[] = {"(a) conv", "(b) conv -> genstats [partial ConvBNfprop]",
-                                  "(c) scale,bias,relu -> conv -> genstats [full ConvBNfprop]"};
-    for (int attempt = 0; attempt < (g ? 2 : 1); attempt++) {
+                                  "(c) scale,bias,relu -> conv -> genstats [full ConvBNfprop]", "(d) conv -> + bias"};
+    for (int attempt = 0; attempt < (g == 1 || g == 2 ? 2 : 1); attempt++) {
         cudnnDataType_t gp = attempt ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
         int             mark = g_npool, ran = 0;
-        printf("  graph %s%s\n", gname[g], g ? (attempt ? " [GenStats MATH_PREC HALF]" : " [GenStats MATH_PREC FLOAT]") : "");
+        printf("  graph %s%s\n", gname[g], g == 1 || g == 2 ? (attempt ? " [GenStats MATH_PREC HALF]" : " [GenStats MATH_PREC FLOAT]") : "");
         bd_t og = build_graph(p, g, gp);
         if (!og) {
             printf("    operation graph: NOT finalized (see the failure above)\n");
@@ -563,13 +573,16 @@ static void run_graph(const prob *p, int g) {
                 printf("      plan: finalized in %.1f ms, workspace %lld bytes\n", now_ms() - t0, (long long)wsb);
                 runner r;
                 memset(&r, 0, sizeof r);
-                r.stats = g >= 1;
+                r.stats = g == 1 || g == 2;
                 r.plan = plan;
                 if (wsb > ((int64_t)16 << 30)) { printf("      workspace too large: skipped\n"); pool_release(pm); continue; }
                 if (wsb > 0 && !CU(cudaMalloc(&r.ws, (size_t)wsb))) { pool_release(pm); continue; }
                 int64_t uids[7] = {U_X, U_W, U_Y, U_SUM, U_SQ, U_S, U_B};
                 void   *ptrs[7] = {d_x, d_w, d_y, d_sum, d_sq, d_sbv[g_sb_float][0], d_sbv[g_sb_float][1]};
                 int64_t nu = g == 0 ? 3 : g == 1 ? 5 : 7;
+                if (g == 3) { /* the bias: zeros, so the plain reference holds */
+                    uids[3] = U_B, ptrs[3] = g_sb_float ? (void *)d_zero32 : (void *)d_zero, nu = 4;
+                }
                 r.vp = mk(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
                 if (r.vp && SET(r.vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, nu, uids) &&
                     SET(r.vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, nu, ptrs) &&
@@ -683,7 +696,7 @@ int main(int argc, char **argv) {
         P[np++] = mkprob2("last band, pad below", 1, 512 + d, 2048, d, 0, d, d);
     }
     int  sel[16], nsel = 0;
-    char graphs[8] = "abcl";
+    char graphs[8] = "abcdl";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-cfg") && i + 1 < argc) g_maxcfg = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--graphs") && i + 1 < argc) snprintf(graphs, sizeof graphs, "%s", argv[++i]);
@@ -691,7 +704,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--sb-per-sample")) g_sb_per_sample = 1;
         else if (argv[i][0] >= '0' && argv[i][0] <= '9' && atoi(argv[i]) < np && nsel < 16) sel[nsel++] = atoi(argv[i]);
         else {
-            printf("usage: %s [--max-cfg N (<=32)] [--graphs abcl] [--sb-float] [--sb-per-sample] [problem index 0..%d ...]\n",
+            printf("usage: %s [--max-cfg N (<=32)] [--graphs abcdl] [--sb-float] [--sb-per-sample] [problem index 0..%d ...]\n",
                    argv[0], np - 1);
             return 1;
         }
@@ -709,7 +722,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < np; i++)
         printf("  [%d] %-26s N=%d in %dx%d -> out %dx%d, dilation %d, pad H %d/%d W %d\n", i, P[i].name, P[i].n, P[i].hi,
                P[i].wi, P[i].ho, P[i].wo, P[i].dil, P[i].ph0, P[i].ph1, P[i].pw);
-    printf("graphs: %s (a conv, b conv+genstats, c full ConvBNfprop, l legacy baseline); up to %d configs per heuristic mode\n",
+    printf("graphs: %s (a conv, b conv+genstats, c full ConvBNfprop, d conv+bias, l legacy baseline); up to %d configs per heuristic mode\n",
            graphs, g_maxcfg);
     printf("graph (c) scale/bias: %s, %s\n", g_sb_float ? "float32" : "fp16",
            g_sb_per_sample ? "(N, C, 1, 1): one row per image" : "(1, C, 1, 1)");
@@ -740,7 +753,8 @@ int main(int argc, char **argv) {
     if (!CU(cudaMalloc(&d_x, mx * 2)) || !CU(cudaMalloc(&d_y, my * 2)) || !CU(cudaMalloc(&d_ysave, my * 2)) ||
         !CU(cudaMalloc(&d_ref[0], my * 4)) || !CU(cudaMalloc(&d_ref[1], my * 4)) || !CU(cudaMalloc(&d_w, sizeof hw)) ||
         !CU(cudaMalloc(&d_wt, sizeof hwt)) || !CU(cudaMalloc(&d_s, C * 2)) || !CU(cudaMalloc(&d_b, C * 2)) ||
-        !CU(cudaMalloc(&d_sc, C * 4)) || !CU(cudaMalloc(&d_bi, C * 4)) || !CU(cudaMalloc(&d_zero, K * 2)) ||
+        !CU(cudaMalloc(&d_sc, C * 4)) || !CU(cudaMalloc(&d_bi, C * 4)) || !CU(cudaMalloc(&d_zero, K * 2)) || !CU(cudaMalloc(&d_zero32, K * 4)) ||
+        !CU(cudaMemset(d_zero32, 0, K * 4)) ||
         !CU(cudaMalloc(&d_sum, 2 * K * 4)) || !CU(cudaMalloc(&d_st, 3 * K * 8)) || !CU(cudaMalloc(&d_cmp, 16)) ||
         !CU(cudaMalloc(&d_diff, 8)) || !CU(cudaMemcpy(d_w, hw, sizeof hw, cudaMemcpyHostToDevice)) ||
         !CU(cudaMemcpy(d_wt, hwt, sizeof hwt, cudaMemcpyHostToDevice)) ||
@@ -774,7 +788,7 @@ int main(int argc, char **argv) {
         }
         if (!ok) continue;
         printf("  references (plain, prologue) and their stats: %.0f ms\n", now_ms() - t0);
-        for (int g = 0; g < 3; g++)
+        for (int g = 0; g < 4; g++)
             if (strchr(graphs, 'a' + g)) run_graph(p, g);
         if (strchr(graphs, 'l')) run_legacy(p);
     }
