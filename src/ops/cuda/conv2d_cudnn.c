@@ -47,13 +47,11 @@
 
 #include <cudnn.h>
 
-#include "ops/cuda/conv2d_graph.h"
-
 typedef struct conv_key {
     int n, h, w, c, k, r, s, ho, wo, stride, pad_h, pad_w, dil, dtype, bias, x_al16, y_al16;
 } conv_key;
 
-enum { V_KERNEL = 0, V_CUDNN = 1, V_FUSED = 2, V_GRAPH = 3 };
+enum { V_KERNEL = 0, V_CUDNN = 1, V_FUSED = 2 };
 
 typedef struct conv_plan {
     conv_key                     key;
@@ -68,7 +66,6 @@ typedef struct conv_plan {
     cudnnFilterDescriptor_t      wd;
     cudnnConvolutionDescriptor_t cd;
     cudnnActivationDescriptor_t  ad;
-    ck_conv_graph               *graph; /* V_GRAPH: the graph API's plan (conv2d_graph.c), bias fused */
 } conv_plan;
 
 typedef struct conv_cache {
@@ -99,7 +96,6 @@ static void plan_destroy(conv_plan *p) {
     if (p->wd) cudnnDestroyFilterDescriptor(p->wd);
     if (p->cd) cudnnDestroyConvolutionDescriptor(p->cd);
     if (p->ad) cudnnDestroyActivationDescriptor(p->ad);
-    ck__conv_graph_free(p->graph);
     free(p);
 }
 
@@ -110,11 +106,7 @@ static int plan_exec(ck_backend *be, conv_plan *p, int v, const ck_tensor *y, co
     cudnnHandle_t   h   = (cudnnHandle_t)cu->cudnn;
     const float     one = 1.0f, zero = 0.0f;
     cudnnStatus_t   s;
-    if (v == V_GRAPH) {
-        s = ck__conv_graph_exec(p->graph, h, x->data, wk, y->data, b ? b->data : NULL, cu->scratch)
-                ? CUDNN_STATUS_SUCCESS
-                : CUDNN_STATUS_EXECUTION_FAILED;
-    } else if (v == V_FUSED) {
+    if (v == V_FUSED) {
         s = cudnnSetConvolutionMathType(p->cd, p->fused_math);
         if (s == CUDNN_STATUS_SUCCESS)
             s = cudnnConvolutionBiasActivationForward(
@@ -130,8 +122,7 @@ static int plan_exec(ck_backend *be, conv_plan *p, int v, const ck_tensor *y, co
     }
     if (s != CUDNN_STATUS_SUCCESS) {
         cudaGetLastError();
-        CK_LOG_DBG("conv2d cuDNN (%s): %s", v == V_GRAPH ? "graph" : v == V_FUSED ? "conv+bias" : "conv",
-                   cudnnGetErrorString(s));
+        CK_LOG_DBG("conv2d cuDNN (%s): %s", v == V_FUSED ? "conv+bias" : "conv", cudnnGetErrorString(s));
         return 0;
     }
     if (cu->debug_sync && !cu->capturing) {
@@ -174,7 +165,6 @@ typedef struct conv_decision {
     int                       use, bias16;
     cudnnConvolutionFwdAlgo_t algo;
     cudnnMathType_t           math;
-    int64_t                   engine; /* V_GRAPH: the graph plan's engine */
 } conv_decision;
 
 static pthread_mutex_t g_decisions_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -211,8 +201,7 @@ static int decision_record(const conv_plan *p, const ck_cuda *cu, conv_decision 
     }
     if (!had && g_n_decisions < g_cap_decisions)
         g_decisions[g_n_decisions++] = (conv_decision){p->key, cu->cc_major * 10 + cu->cc_minor, cu->sm_count, p->use,
-                                                       p->bias16, p->algo, p->math,
-                                                       p->graph ? ck__conv_graph_engine(p->graph) : -1};
+                                                       p->bias16, p->algo, p->math};
     pthread_mutex_unlock(&g_decisions_mu);
     return had;
 }
@@ -220,8 +209,7 @@ static int decision_record(const conv_plan *p, const ck_cuda *cu, conv_decision 
 /* Adopts decision d when this plan can run it (the same candidates exist here); 1 when adopted. */
 static int decision_adopt(conv_plan *p, const conv_decision *d, int found, int fused_ok) {
     if ((d->use == V_CUDNN && (!found || d->algo != p->algo || d->math != p->math)) ||
-        (d->use == V_FUSED && (!fused_ok || d->bias16 != p->bias16)) ||
-        (d->use == V_GRAPH && (!p->graph || d->engine != ck__conv_graph_engine(p->graph))))
+        (d->use == V_FUSED && (!fused_ok || d->bias16 != p->bias16)))
         return 0;
     p->use = d->use;
     return 1;
@@ -314,16 +302,7 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
         }
         cudaGetLastError();
     }
-    /* 2b. the graph API's plan (conv + bias in one, conv2d_graph.c), unless CK_CONV_GRAPH=0 */
-    const char *genv = getenv("CK_CONV_GRAPH");
-    if (!(genv && genv[0] == '0')) {
-        const ck_conv_graph_shape gs = {key->n,  key->h,      key->w,      key->c,   key->k,     key->r,
-                                        key->s,  key->ho,     key->wo,     stride,   pad_h,      pad_w,
-                                        dil,     key->dtype == CK_DTYPE_BF16, b != NULL, key->x_al16, key->y_al16};
-        p->graph = ck__conv_graph_make(h, &gs, cu->scratch_bytes, x->data, wk, y->data, b ? b->data : NULL, cu->scratch);
-        cudaGetLastError();
-    }
-    if (!found && !fused_ok && !p->graph) {
+    if (!found && !fused_ok) {
         CK_LOG_DBG("conv2d cuDNN: no algorithm for %dx%dx%dx%d k%dx%d/%d p%d d%d ->%d; using the kernel", key->n,
                    key->h, key->w, key->c, key->r, key->s, stride, pad_h, dil, key->k);
         return p;
@@ -333,12 +312,11 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
     if (decision_find(key, cu, &d) && decision_adopt(p, &d, found, fused_ok)) {
         ck__log(cc->plan_log, "conv2d %s %dx%dx%dx%d k%dx%d/%d d%d ->%d: as decided before in this process -> %s",
                 ck_dtype_name((ck_dtype)key->dtype), key->n, key->h, key->w, key->c, key->r, key->s, stride, dil, key->k,
-                p->use == V_GRAPH ? "graph" : p->use == V_FUSED ? "cudnn+bias" : p->use == V_CUDNN ? "cudnn" : "kernel");
+                p->use == V_FUSED ? "cudnn+bias" : p->use == V_CUDNN ? "cudnn" : "kernel");
         return p;
     }
     float t_cudnn = found ? plan_time(be, p, V_CUDNN, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil) : -1.0f;
     float t_fused = fused_ok ? plan_time(be, p, V_FUSED, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil) : -1.0f;
-    float t_graph = p->graph ? plan_time(be, p, V_GRAPH, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil) : -1.0f;
     float t_kern  = cu->conv_mode == CK_CONV_AUTO ? plan_time(be, p, V_KERNEL, y, x, w, wk, b, b16, stride, pad_h, pad_w, dil)
                                                   : -1.0f;
     /* The choice must not depend on timing at all (a problem near any threshold came out with other bits in
@@ -349,16 +327,14 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
     int best = V_KERNEL;
     if (t_cudnn >= 0.0f) best = V_CUDNN;
     if (t_fused >= 0.0f) best = V_FUSED;
-    if (t_graph >= 0.0f) best = V_GRAPH;
     if (cu->conv_mode == CK_CONV_AUTO && t_kern >= 0.0f && key->c % 8 != 0) best = V_KERNEL;
     p->use = best;
     if (decision_record(p, cu, &d) && decision_adopt(p, &d, found, fused_ok)) best = p->use; /* another backend's, first */
     ck__log(cc->plan_log, "conv2d %s %dx%dx%dx%d k%dx%d/%d p%d d%d ->%d%s: cudnn algo %d %.3f ms, cudnn+bias %.3f ms%s, "
-               "graph engine %lld %.3f ms, kernel %.3f ms -> %s",
+               "kernel %.3f ms -> %s",
                ck_dtype_name((ck_dtype)key->dtype), key->n, key->h, key->w, key->c, key->r, key->s, stride, pad_h, dil,
                key->k, b ? "+b" : "", found ? (int)p->algo : -1, t_cudnn, t_fused, p->bias16 ? " (16-bit bias)" : "",
-               p->graph ? (long long)ck__conv_graph_engine(p->graph) : -1LL, t_graph, t_kern,
-               best == V_GRAPH ? "graph" : best == V_FUSED ? "cudnn+bias" : best == V_CUDNN ? "cudnn" : "kernel");
+               t_kern, best == V_FUSED ? "cudnn+bias" : best == V_CUDNN ? "cudnn" : "kernel");
     return p;
 }
 
