@@ -10,9 +10,10 @@
  *      redone per call (a few µs) so nothing is cached across calls or allocated under graph capture.
  *   2. bf16/fp16: tensor cores, mma.sync m16n8k16 with fp32 accumulate. Block tile 128 (pixels) × 64
  *      (output channels) × 32 (k), 8 warps of 32×32, 3-stage cp.async pipeline, ldmatrix from rows
- *      padded to 40 elements (80 bytes: 8 consecutive rows hit distinct banks). When IC % 32 == 0 (the
- *      refiner's 64→64 convs, ~2.5 TFLOP at S=2048) every 32-wide k chunk lies inside one tap and A
- *      moves as 16-byte cp.async; other IC (patch embed IC=4, refiner stem IC=7) gather element-wise.
+ *      padded to 40 elements (80 bytes: 8 consecutive rows hit distinct banks). When IC % 8 == 0 (the
+ *      refiner's 64→64 convs, ~2.5 TFLOP at S=2048, and its stem, 8 channels: 7 and a zero one) every
+ *      8-channel vector of a 32-wide k chunk lies inside one tap and A moves as 16-byte cp.async; other IC
+ *      (the patch embedding's 4) gather element-wise.
  *   3. fp32: the same tiling on CUDA cores (128×64×16, 8×4 outputs per thread, register-prefetched
  *      double buffer), exact fp32 FMAs: this is the parity mode, no TF32.
  * Bias (float32) is added in the epilogue before the single rounding to the output dtype.
@@ -111,7 +112,8 @@ template <> struct ck_mma<__half> {
     }
 };
 
-/* FAST: IC % 32 == 0 and x 16-byte aligned (16-byte cp.async gathers); else element-wise gathers. */
+/* FAST: IC % 8 == 0 and x 16-byte aligned (16-byte cp.async gathers: each 8-channel vector of a 32-wide k
+ * chunk lies inside one tap; with IC = 8, the refiner stem's, a chunk spans four taps); else element-wise. */
 template <typename T, bool FAST>
 __global__ void __launch_bounds__(TC_THREADS, 2)
     conv_tc_kernel(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ wt, const float *__restrict__ bias,
@@ -139,14 +141,14 @@ __global__ void __launch_bounds__(TC_THREADS, 2)
 
     auto load_a = [&](int stage, int kc) {
         if constexpr (FAST) {
-            const int k0 = kc * TC_BK, tap = k0 / g.IC, ic0 = k0 - tap * g.IC;
-            const int ky = tap / g.KW, kx = tap - ky * g.KW, c8 = tid & 3;
+            const int c8 = tid & 3, k = kc * TC_BK + c8 * 8, tap = k / g.IC, ic0 = k - tap * g.IC;
+            const int ky = tap / g.KW, kx = tap - ky * g.KW;
 #pragma unroll
             for (int i = 0; i < NR; i++) {
                 const int  r  = (tid >> 2) + 64 * i;
                 const int  iy = a_iy0[i] + ky * g.dil, ix = a_ix0[i] + kx * g.dil;
-                const bool ok = a_ok[i] && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
-                const T   *src = ok ? a_base[i] + ((int64_t)iy * g.W + ix) * g.IC + ic0 + c8 * 8 : x;
+                const bool ok = a_ok[i] && k < g.K && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
+                const T   *src = ok ? a_base[i] + ((int64_t)iy * g.W + ix) * g.IC + ic0 : x;
                 cp_async16_ca(&As[stage][r][c8 * 8], src, ok);
             }
         } else {
@@ -418,7 +420,7 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const ck
         if (fast) conv_f32_kernel<true><<<grid, 256, 0, cu->stream>>>(Y, X, wt, bias, g);
         else conv_f32_kernel<false><<<grid, 256, 0, cu->stream>>>(Y, X, wt, bias, g);
     } else {
-        const bool fast = g.IC % TC_BK == 0 && ck_aligned(X, 16);
+        const bool fast = g.IC % 8 == 0 && ck_aligned(X, 16);
         if (fast) conv_tc_kernel<T, true><<<grid, TC_THREADS, 0, cu->stream>>>(Y, X, wt, bias, g);
         else conv_tc_kernel<T, false><<<grid, TC_THREADS, 0, cu->stream>>>(Y, X, wt, bias, g);
     }
