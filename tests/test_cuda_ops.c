@@ -21,6 +21,7 @@
 #include "ops/ops.h"
 #ifdef CK_HAVE_CUDA
 #include "ops/cuda/attention.h" /* the attention_qkv case checks the op against its direct path */
+#include "ops/cuda/ops_cuda.h"  /* the conv case also runs the built-in kernel where cuDNN serves the op */
 #endif
 
 #include <math.h>
@@ -219,6 +220,17 @@ static void test_conv_hw(int64_t B, int64_t H, int64_t W, int64_t IC, int64_t OC
     ck_conv2d_pad(&g_exc, &y.c, &x.c, &w.c, bias ? &b.c : NULL, stride, pad_h, pad_w, dil);
     ck_conv2d_pad(&g_exg, &y.d, &x.d, &w.d, bias ? &b.d : NULL, stride, pad_h, pad_w, dil);
     tp_compare(what, &y, 1.0);
+#ifdef CK_HAVE_CUDA
+    if (g_gpu->act_dtype != CK_DTYPE_F32) { /* the built-in kernel itself (with cuDNN the op rarely reaches it) */
+        char  what2[160];
+        tpair y2 = TP(K_ACT, F_OUT, 0, 0, B, Ho, Wo, OC);
+        snprintf(what2, sizeof what2, "%s, built-in kernel", what);
+        ck_conv2d_pad(&g_exc, &y2.c, &x.c, &w.c, bias ? &b.c : NULL, stride, pad_h, pad_w, dil);
+        ck__conv2d_kernel_cuda(g_gpu, &y2.d, &x.d, &w.d, bias ? &b.d : NULL, stride, pad_h, pad_w, dil);
+        tp_compare(what2, &y2, 1.0);
+        tp_free(&y2);
+    }
+#endif
     tp_free(&x), tp_free(&w), tp_free(&b), tp_free(&y);
 }
 
@@ -680,7 +692,10 @@ static void test_op_layernorm(void) {
 static void test_op_conv2d(void) {
     test_conv(1, 128, 128, 4, 112, 7, 4, 3, 1, 1); /* patch embed, S=128 */
     test_conv(1, 512, 512, 4, 112, 7, 4, 3, 1, 1); /* patch embed, S=512 */
-    test_conv(1, 96, 80, 7, 64, 3, 1, 1, 1, 1);    /* refiner stem */
+    test_conv(1, 96, 80, 7, 64, 3, 1, 1, 1, 1);    /* refiner stem, 7 channels */
+    test_conv(1, 96, 80, 8, 64, 3, 1, 1, 1, 1);    /* refiner stem, padded to 8: four taps per k chunk */
+    test_conv(2, 20, 24, 16, 24, 3, 1, 2, 2, 1);   /* two taps per k chunk */
+    test_conv(1, 17, 19, 24, 40, 3, 1, 1, 1, 0);   /* a k chunk across a tap boundary, no bias */
     test_conv(1, 64, 64, 64, 64, 3, 1, 1, 1, 1);   /* refiner blocks, dilation 1..8 */
     test_conv(1, 64, 64, 64, 64, 3, 1, 2, 2, 1);
     test_conv(1, 64, 64, 64, 64, 3, 1, 4, 4, 1);

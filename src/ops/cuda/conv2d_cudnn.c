@@ -18,9 +18,9 @@
  *        cudnn+bias : cudnnConvolutionBiasActivationForward, identity activation (this requires
  *                     IMPLICIT_PRECOMP_GEMM), bias float32 if cuDNN takes it, else a 16-bit copy;
  *        kernel     : the built-in kernel (CK_CONV=auto only);
- *      cudnn+bias when it runs, else cudnn; the kernel for 8 input channels (narrow_kernel; a fixed rule
- *      that no timing enters, so the choice cannot flip between runs or nodes: every run computes the same
- *      bits; a 25 % timing margin still flipped one problem at S = 2048).
+ *      cudnn+bias when it runs, else cudnn, else the kernel: a fixed rule that no timing enters, so the
+ *      choice cannot flip between runs or nodes and every run computes the same bits (a 25 % timing margin
+ *      still flipped one problem at S = 2048).
  *      Without bias only the first and the last compete. The first backend of the process
  *      to time a problem on a kind of device decides it for every later one (g_decisions), so that any
  *      context, stream or GPU of that kind computes the same bits.
@@ -30,8 +30,8 @@
  *
  * Measured on the H200 (cuDNN 9, fp16/bf16, S=2048): refiner 64->64 3x3 convs 0.60-0.63 ms as
  * cudnn+bias (cuDNN refuses a float32 bias there, so the bias is a 16-bit copy) against 2.02 ms in the
- * kernel; the stem (IC=7) stays on the kernel (1.02 ms against 2.03 ms); the whole eager forward 59.4 ->
- * 48.2 ms. Small problems time the host overhead of a cuDNN call (~35 us) and mostly keep the kernel.
+ * kernel; the whole eager forward 59.4 -> 48.2 ms (2026-11). 2026-12-04: the refiner stem (8 channels)
+ * 0.60 ms against the kernel's 0.67, the patch embedding (4) 0.15 against 0.35.
  *
  * CK_CONV=auto|cudnn|kernel (ops_cuda.h). Without CK_HAVE_CUDNN this file only reports "not available" (callers use the built-in kernel). */
 #ifdef CK_HAVE_CUDA
@@ -215,19 +215,6 @@ static int decision_adopt(conv_plan *p, const conv_decision *d, int found, int f
     return 1;
 }
 
-/* The built-in kernel's share of the fixed rule: inputs of 8 channels (the refiner's stem, 7 and a zero one),
- * which its 16-byte gathers take four taps to a k chunk, where cuDNN runs an sm80 kernel (0.60 ms at 2048²).
- * cuDNN takes every other channel count, the patch embedding's 4 included (0.15 ms against the kernel's
- * element-wise gathers, 0.35 ms, H200). CK_CONV_NARROW=0 gives the stem to cuDNN too (A/B runs). */
-static int narrow_kernel(int c) {
-    static int on = -1;
-    if (on < 0) {
-        const char *e = getenv("CK_CONV_NARROW");
-        on            = !(e && e[0] == '0');
-    }
-    return on && c == 8;
-}
-
 /* Builds, searches and times the plan of `key` (not under capture). Returns NULL only when out of host
  * memory; a plan with use = V_KERNEL records that cuDNN does not run this problem. */
 static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor *y, const ck_tensor *x,
@@ -334,12 +321,12 @@ static conv_plan *plan_make(ck_backend *be, const conv_key *key, const ck_tensor
                                                   : -1.0f;
     /* The choice must not depend on timing at all (a problem near any threshold came out with other bits in
      * another process: seen at S = 2048 with a 25 % margin): cuDNN's conv + bias whenever it runs (one rounding
-     * of the bias, one pass), else its conv and the add; in auto mode the built-in kernel where narrow_kernel
-     * says. The times are kept for the plan log. */
+     * of the bias, one pass), else its conv and the add. In auto mode the built-in kernel is timed for the plan
+     * log only: on the H200 cuDNN wins every problem of the model, the narrow ones included (patch embedding,
+     * 4 channels: 0.15 ms against 0.35; refiner stem, 8: 0.60 against 0.67). */
     int best = V_KERNEL;
     if (t_cudnn >= 0.0f) best = V_CUDNN;
     if (t_fused >= 0.0f) best = V_FUSED;
-    if (cu->conv_mode == CK_CONV_AUTO && t_kern >= 0.0f && narrow_kernel(key->c)) best = V_KERNEL;
     p->use = best;
     if (decision_record(p, cu, &d) && decision_adopt(p, &d, found, fused_ok)) best = p->use; /* another backend's, first */
     ck__log(cc->plan_log, "conv2d %s %dx%dx%dx%d k%dx%d/%d p%d d%d ->%d%s: cudnn algo %d %.3f ms, cudnn+bias %.3f ms%s, "
