@@ -14,6 +14,9 @@
  *                           P is re-packed from the S accumulators into A fragments without touching memory.
  *   attention_small_kernel  the same warp code for Hiera mask units (Tq <= 16, Tk <= 64): one group per warp,
  *                           several groups per block, a single K/V tile, nothing padded to 64 query rows.
+ *   attention_window_kernel the attention_qkv op's mask units (Tq, Tk <= 64): the small kernel's warp code with
+ *                           each window's rows read where they lie in the qkv projection (q-pool's 2×2 max
+ *                           taken while loading) and written where the token layout wants them.
  *   attention_wgmma_kernel  Hopper (sm_90a images, compute capability 9.0): wgmma.mma_async with Q and P in
  *                           registers, K/V from 128-byte-swizzled shared tiles in a 4-stage cp.async ring, the
  *                           softmax of tile j overlapping P·V of tile j-1 (FlashAttention-3 direction, without
