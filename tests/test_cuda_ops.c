@@ -448,12 +448,14 @@ static void test_resize(int64_t B, int64_t H, int64_t W, int64_t C, int64_t Ho, 
 
 /* Three sources summed onto one grid: against the CPU's float32 sum, and in 16 bits closer to it than the
  * chained resize_bilinear accumulations (whose every partial sum is rounded). */
-static void test_resize_sum(int64_t B, int64_t C, int64_t Ho, int64_t Wo) {
+static void test_resize_sum(int64_t B, int64_t C, int64_t Ho, int64_t Wo, int wide) {
     char what[128];
-    snprintf(what, sizeof what, "resize_sum 3 sources -> %lldx%lldx%lldx%lld", (long long)B, (long long)Ho,
-             (long long)Wo, (long long)C);
+    snprintf(what, sizeof what, "resize_sum 3 sources -> %lldx%lldx%lldx%lld%s", (long long)B, (long long)Ho,
+             (long long)Wo, (long long)C, wide ? " (one source wider)" : "");
+    /* upsampling sources (four adjacent outputs per thread on the GPU), or with `wide` one source wider than the
+     * output (one output per thread) */
     tpair     x[3] = {TP(K_ACT, F_RAND, 1.0f, 0.0f, B, Ho / 8, Wo / 8, C), TP(K_ACT, F_RAND, 1.0f, 0.0f, B, Ho / 4, Wo / 4, C),
-                      TP(K_ACT, F_RAND, 1.0f, 0.0f, B, Ho / 2 + 1, Wo / 2, C)};
+                      TP(K_ACT, F_RAND, 1.0f, 0.0f, B, Ho / 2 + 1, wide ? 2 * Wo + 3 : Wo / 2, C)};
     tpair     y = TP(K_ACT, F_OUT, 1.0f, 0.0f, B, Ho, Wo, C), chained = TP(K_ACT, F_OUT, 1.0f, 0.0f, B, Ho, Wo, C);
     ck_tensor xc[3] = {x[0].c, x[1].c, x[2].c}, xd[3] = {x[0].d, x[1].d, x[2].d};
     ck_resize_sum(&g_exc, &y.c, xc, 3);
@@ -817,9 +819,11 @@ static void test_op_resize_bilinear(void) {
 }
 
 static void test_op_resize_sum(void) {
-    test_resize_sum(1, 512, 128, 128); /* the decoder's fused hidden at 512 */
-    test_resize_sum(2, 24, 40, 48);
-    test_resize_sum(1, 5, 16, 24);     /* C not a multiple of the vector width */
+    test_resize_sum(1, 512, 128, 128, 0); /* the decoder's fused hidden at 512 */
+    test_resize_sum(2, 24, 40, 48, 0);
+    test_resize_sum(1, 16, 12, 22, 0);    /* a last group of two output columns */
+    test_resize_sum(2, 24, 40, 48, 1);
+    test_resize_sum(1, 5, 16, 24, 0);     /* C not a multiple of the vector width */
 }
 
 static void test_op_activation(void) {

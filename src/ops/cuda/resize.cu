@@ -129,6 +129,79 @@ __global__ void resize_sum_kernel(T *__restrict__ y, ck_resize_srcs src, int C, 
     }
 }
 
+/* The same sums, four horizontally adjacent output pixels per thread (one 16-byte channel vector each): when no
+ * source is wider than the output, their taps span at most five source columns, which the thread loads once
+ * each (a window of the last two columns per tap row, the requests being non-decreasing) instead of four times.
+ * At S = 2048 the per-pixel kernel read each source vector ~12 times through L2 (0.50 ms for the decoder's
+ * 512-channel sum at 512²). Every output's taps, weights and order of operations are the per-pixel kernel's:
+ * the same bits. */
+template <typename T, int V> struct ck_col_window {
+    int          col[2];
+    ck_vec<T, V> top[2], bot[2];
+    int          next;
+    __device__ __forceinline__ void reset() { col[0] = col[1] = -1, next = 0; }
+    /* the two tap rows' vectors at source column c (r0, r1: the rows' channel-vector base pointers) */
+    __device__ __forceinline__ int fetch(int c, const T *r0, const T *r1, int C) {
+        if (col[0] == c) return 0;
+        if (col[1] == c) return 1;
+        const int s = next;
+        col[s]      = c;
+        top[s]      = ck_vload<T, V>(r0 + (int64_t)c * C);
+        bot[s]      = ck_vload<T, V>(r1 + (int64_t)c * C);
+        next        = s ^ 1;
+        return s;
+    }
+};
+
+template <typename T, int V>
+__global__ void resize_sum4_kernel(T *__restrict__ y, ck_resize_srcs src, int C, int Ho, int Wo, int64_t total) {
+    const int ncv = C / V, nq = (Wo + 3) / 4;
+    CK_GRID_STRIDE(i, total) {
+        const int     cv = (int)(i % ncv);
+        const int64_t p  = i / ncv;
+        const int     q  = (int)(p % nq);
+        const int64_t r  = p / nq;
+        const int     oy = (int)(r % Ho);
+        const int64_t b  = r / Ho;
+        const int     ox0 = 4 * q, nx = Wo - ox0 < 4 ? Wo - ox0 : 4;
+        float         acc[4][V];
+        for (int k = 0; k < src.n; k++) {
+            const int    H = src.h[k], W = src.w[k];
+            const ck_tap ty = resize_tap(oy, Ho, H);
+            const T     *x  = (const T *)src.x[k];
+            const T     *r0 = x + (b * H + ty.i0) * (int64_t)W * C + (int64_t)cv * V;
+            const T     *r1 = x + (b * H + ty.i1) * (int64_t)W * C + (int64_t)cv * V;
+            ck_col_window<T, V> win;
+            win.reset();
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                if (j >= nx) break;
+                const ck_tap tx = resize_tap(ox0 + j, Wo, W);
+                const int    a  = win.fetch(tx.i0, r0, r1, C);
+                const int    c  = win.fetch(tx.i1, r0, r1, C);
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const float top = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(win.top[a].v[e])),
+                                                __fmul_rn(tx.l1, ck_ldf(win.top[c].v[e])));
+                    const float bot = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(win.bot[a].v[e])),
+                                                __fmul_rn(tx.l1, ck_ldf(win.bot[c].v[e])));
+                    const float v   = __fadd_rn(__fmul_rn(ty.l0, top), __fmul_rn(ty.l1, bot));
+                    acc[j][e]       = k ? __fadd_rn(acc[j][e], v) : v;
+                }
+            }
+        }
+        T *yp = y + ((b * Ho + oy) * (int64_t)Wo + ox0) * C + (int64_t)cv * V;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (j >= nx) break;
+            ck_vec<T, V> out;
+#pragma unroll
+            for (int e = 0; e < V; e++) out.v[e] = ck_stf<T>(acc[j][e]);
+            ck_vstore<T, V>(yp + (int64_t)j * C, out);
+        }
+    }
+}
+
 template <typename T>
 static void launch_sum(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, int n) {
     const int64_t B = y->shape[0], C = y->shape[3], Ho = y->shape[1], Wo = y->shape[2];
@@ -144,7 +217,12 @@ static void launch_sum(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, int 
     }
     const int64_t npix = B * Ho * Wo;
     T            *Y    = (T *)y->data; /* (B, Ho, Wo, C) */
-    if (vec) {
+    int           up   = 1;            /* no source wider than y: four adjacent outputs' taps span ≤ 5 columns */
+    for (int k = 0; k < n; k++) up = up && x[k].shape[2] <= Wo;
+    if (vec && up) {
+        const int64_t tot = B * Ho * ((Wo + 3) / 4) * (C / V);
+        resize_sum4_kernel<T, V><<<ck_grid_for(cu, tot, 256), 256, 0, cu->stream>>>(Y, src, (int)C, (int)Ho, (int)Wo, tot);
+    } else if (vec) {
         const int64_t tot = npix * (C / V);
         resize_sum_kernel<T, V><<<ck_grid_for(cu, tot, 256), 256, 0, cu->stream>>>(Y, src, (int)C, (int)Ho, (int)Wo, tot);
     } else {
