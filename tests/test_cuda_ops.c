@@ -462,6 +462,22 @@ static void test_resize_sum(int64_t B, int64_t C, int64_t Ho, int64_t Wo, int wi
     ck_resize_sum(&g_exg, &y.d, xd, 3);
     for (int k = 0; k < 3; k++) ck_resize_bilinear(&g_exg, &chained.d, &xd[k], k > 0);
     tp_compare(what, &y, 1.0);
+    { /* the four-pixels-per-thread kernel (CK_RESIZE_SUM4=1): the same bits as the default's */
+        char  what4[160];
+        tpair y4 = TP(K_ACT, F_OUT, 1.0f, 0.0f, B, Ho, Wo, C);
+        snprintf(what4, sizeof what4, "%s, CK_RESIZE_SUM4=1", what);
+        ck_resize_sum(&g_exc, &y4.c, xc, 3);
+        setenv("CK_RESIZE_SUM4", "1", 1);
+        ck_resize_sum(&g_exg, &y4.d, xd, 3);
+        unsetenv("CK_RESIZE_SUM4");
+        tp_compare(what4, &y4, 1.0);
+        float *a = malloc(y.n * sizeof(float)), *b4 = malloc(y.n * sizeof(float));
+        CK_ASSERT(a && b4);
+        CHECK(tp_fetch(&y, a) && tp_fetch(&y4, b4));
+        CHECK_MSG(!memcmp(a, b4, y.n * sizeof(float)), "[%s] %s: differs from the default kernel", g_prec_name, what4);
+        free(a), free(b4);
+        tp_free(&y4);
+    }
     if (y.d.dtype != CK_DTYPE_F32) {
         float *a = malloc(y.n * sizeof(float)), *b = malloc(y.n * sizeof(float));
         CK_ASSERT(a && b);

@@ -7,6 +7,8 @@
  * resize_sum: several sources resized onto one grid and summed in float32 before the one rounding. */
 #include "ops/cuda/common.cuh"
 
+#include <stdlib.h>
+
 struct ck_tap {
     int   i0, i1;
     float l0, l1;
@@ -132,9 +134,9 @@ __global__ void resize_sum_kernel(T *__restrict__ y, ck_resize_srcs src, int C, 
 /* The same sums, four horizontally adjacent output pixels per thread (one 16-byte channel vector each): when no
  * source is wider than the output, their taps span at most five source columns, which the thread loads once
  * each (a window of the last two columns per tap row, the requests being non-decreasing) instead of four times.
- * At S = 2048 the per-pixel kernel read each source vector ~12 times through L2 (0.50 ms for the decoder's
- * 512-channel sum at 512²). Every output's taps, weights and order of operations are the per-pixel kernel's:
- * the same bits. */
+ * The per-pixel kernel reads each source vector about 12 times through L2 (0.50 ms for the decoder's 512-channel
+ * sum at S = 2048, H200); this one about 3.5 times (not yet timed). Every output's taps, weights and order of
+ * operations are the per-pixel kernel's: the same bits. */
 template <typename T, int V> struct ck_col_window {
     int          col[2];
     ck_vec<T, V> top[2], bot[2];
@@ -217,7 +219,10 @@ static void launch_sum(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, int 
     }
     const int64_t npix = B * Ho * Wo;
     T            *Y    = (T *)y->data; /* (B, Ho, Wo, C) */
-    int           up   = 1;            /* no source wider than y: four adjacent outputs' taps span ≤ 5 columns */
+    /* no source wider than y: four adjacent outputs' taps span ≤ 5 columns. Opt-in (CK_RESIZE_SUM4=1, read per
+     * call) until it has been measured on a GPU; test_cuda_ops checks both kernels against the CPU and each other. */
+    const char *opt = getenv("CK_RESIZE_SUM4");
+    int         up  = opt && opt[0] == '1';
     for (int k = 0; k < n; k++) up = up && x[k].shape[2] <= Wo;
     if (vec && up) {
         const int64_t tot = B * Ho * ((Wo + 3) / 4) * (C / V);
