@@ -201,6 +201,17 @@ static void test_layernorm(int64_t M, int64_t C) {
     ck_layernorm(&g_exc, &y.c, &x.c, &g.c, &b.c, 1e-6f);
     ck_layernorm(&g_exg, &y.d, &x.d, &g.d, &b.d, 1e-6f);
     tp_compare(what, &y, 1.0);
+    { /* the several-rows-per-warp kernel (CK_LN_ROWS=1) against the same reference */
+        char  what2[128];
+        tpair y2 = TP(K_ACT, F_OUT, 0, 0, M, C);
+        snprintf(what2, sizeof what2, "%s, CK_LN_ROWS=1", what);
+        ck_layernorm(&g_exc, &y2.c, &x.c, &g.c, &b.c, 1e-6f);
+        setenv("CK_LN_ROWS", "1", 1);
+        ck_layernorm(&g_exg, &y2.d, &x.d, &g.d, &b.d, 1e-6f);
+        unsetenv("CK_LN_ROWS");
+        tp_compare(what2, &y2, 1.0);
+        tp_free(&y2);
+    }
     tp_free(&x), tp_free(&g), tp_free(&b), tp_free(&y);
 }
 
@@ -698,6 +709,7 @@ static void test_op_linear(void) {
 
 static void test_op_layernorm(void) {
     test_layernorm(16384, 112);
+    test_layernorm(1001, 112); /* a last block with rows past M */
     test_layernorm(4096, 224);
     test_layernorm(1024, 448);
     test_layernorm(256, 896);

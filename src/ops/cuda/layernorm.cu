@@ -9,6 +9,8 @@
  * FMA contraction, so fp32 results match the reference to rounding of the statistics. */
 #include "ops/cuda/common.cuh"
 
+#include <stdlib.h>
+
 #define CK_LN_WARPS 4 /* rows per block on the warp path */
 
 __device__ __forceinline__ float ln_out(float x, float mean, float rstd, float g, float b) {
@@ -69,6 +71,97 @@ __global__ void layernorm_warp_kernel(T *y, const T *x, const float *__restrict_
     }
 }
 
+/* Several rows per warp (opt-in, CK_LN_ROWS=1, read per call, until it has been timed on a GPU): G lanes per row
+ * (8, 16 or 32), 32/G rows per warp, NCH vectors per lane. The one-row-per-warp kernel keeps only 14 of 32 lanes
+ * busy at C = 112 (the first stage's rows, 224 bytes) and too few bytes in flight per SM to reach the memory's
+ * bandwidth (90 µs for 262,144 rows at S = 2048 where the traffic alone takes ~36 µs, H200). The same two-pass
+ * statistics and output order; the sums are reduced over the row's G lanes, so they round in another order. */
+template <int G> __device__ __forceinline__ float ln_group_sum(float v) {
+#pragma unroll
+    for (int o = G / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+template <typename T, int NCH, int G>
+__global__ void layernorm_rows_kernel(T *y, const T *x, const float *__restrict__ gamma,
+                                      const float *__restrict__ beta, int64_t M, int C, float eps) {
+    constexpr int V = ck_v16<T>::V, RPW = 32 / G;
+    const int     lane = threadIdx.x & 31, gl = lane % G;
+    const int64_t row  = ((int64_t)blockIdx.x * CK_LN_WARPS + (threadIdx.x >> 5)) * RPW + lane / G;
+    const bool    live = row < M; /* every lane stays for the shuffles */
+    const int     nvec = C / V;
+    const T      *xr   = x + (live ? row : 0) * C; /* (C) */
+    float         v[NCH][V];
+    float         sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NCH; j++) {
+        const int ci = gl + G * j;
+        if (live && ci < nvec) {
+            ck_vec<T, V> t = ck_vload<T, V>(xr + (int64_t)ci * V);
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                v[j][e] = ck_ldf(t.v[e]);
+                sum += v[j][e];
+            }
+        }
+    }
+    const float mean = ln_group_sum<G>(sum) / (float)C;
+    float       sq   = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NCH; j++) {
+        if (live && gl + G * j < nvec) {
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const float d = v[j][e] - mean;
+                sq += d * d;
+            }
+        }
+    }
+    const float var  = ln_group_sum<G>(sq) / (float)C;
+    const float rstd = 1.0f / sqrtf(var + eps);
+    if (!live) return;
+    T *yr = y + row * C; /* (C) */
+#pragma unroll
+    for (int j = 0; j < NCH; j++) {
+        const int ci = gl + G * j;
+        if (ci < nvec) {
+            ck_vec<T, V> t;
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const int c = ci * V + e;
+                t.v[e]      = ck_stf<T>(ln_out(v[j][e], mean, rstd, gamma[c], beta[c]));
+            }
+            ck_vstore<T, V>(yr + (int64_t)ci * V, t);
+        }
+    }
+}
+
+/* Launches the several-rows kernel for nvec ≤ 128 vectors per row; 0 when the shape is not one it takes. */
+template <typename T>
+static int launch_rows(ck_cuda *cu, T *Y, const T *X, const float *g, const float *b, int64_t M, int C, float eps,
+                       int64_t nvec) {
+    const int G    = nvec <= 32 ? 8 : nvec <= 64 ? 16 : nvec <= 128 ? 32 : 0;
+    if (!G) return 0;
+    const int     nch  = (int)((nvec + G - 1) / G); /* 1..4 */
+    const int64_t rows = (int64_t)CK_LN_WARPS * (32 / G), grid = (M + rows - 1) / rows;
+    CK_ASSERT(grid <= 0x7fffffff);
+#define CK_LN_ROWS_LAUNCH(NCH_, G_)                                                                                 \
+    layernorm_rows_kernel<T, NCH_, G_><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, C, eps)
+    if (G == 8) {
+        if (nch == 1) CK_LN_ROWS_LAUNCH(1, 8);
+        else if (nch == 2) CK_LN_ROWS_LAUNCH(2, 8);
+        else CK_LN_ROWS_LAUNCH(4, 8);
+    } else if (G == 16) {
+        if (nch <= 2) CK_LN_ROWS_LAUNCH(2, 16);
+        else CK_LN_ROWS_LAUNCH(4, 16);
+    } else {
+        if (nch <= 2) CK_LN_ROWS_LAUNCH(2, 32);
+        else CK_LN_ROWS_LAUNCH(4, 32);
+    }
+#undef CK_LN_ROWS_LAUNCH
+    return 1;
+}
+
 #define CK_LN_BLOCK 256
 
 __device__ float ln_block_sum(float v, float *sh) {
@@ -119,7 +212,10 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
     const T      *X     = (const T *)x->data; /* (M, C) */
     const int64_t grid  = (M + CK_LN_WARPS - 1) / CK_LN_WARPS;
     CK_ASSERT(grid <= 0x7fffffff && M <= 0x7fffffff);
-    if (vecok && nvec <= 32) {
+    const char *rows = getenv("CK_LN_ROWS");
+    if (vecok && rows && rows[0] == '1' && launch_rows<T>(cu, Y, X, g, b, M, (int)C, eps, nvec)) {
+        /* launched */
+    } else if (vecok && nvec <= 32) {
         layernorm_warp_kernel<T, 1><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
     } else if (vecok && nvec <= 64) {
         layernorm_warp_kernel<T, 2><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
