@@ -831,35 +831,58 @@ static void run_case(const Case &c, int copy_mode, uint32_t seed) {
                max_err, 100 * worst, bad, nonfinite, emu::n_mma - mma0);
 }
 
+/* The qkv-direct cases' buffers: a random qkv projection of nqkv 16-bit values (the q columns, the first C of
+ * every 3C, with twice the spread of k and v) and their float64 values, and an output of ny values poisoned with
+ * NaN between guard bytes; registered as the emulator's only input. */
+struct QkvIO {
+    static constexpr size_t guard = 256;
+    ck_dtype                dt;
+    int64_t                 ny;
+    std::vector<double>     xd;
+    std::vector<uint8_t>    xb, yb;
+    QkvIO(ck_dtype dt_, int64_t nqkv, int64_t C, int64_t ny_, int copy_mode, uint32_t seed)
+        : dt(dt_), ny(ny_), xd(nqkv), xb(nqkv * 2), yb(ny_ * 2 + 2 * guard) {
+        std::mt19937                    rng(seed);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        for (int64_t i = 0; i < nqkv; i++) {
+            const uint16_t h = to_bits(nd(rng) * (i % (3 * C) < C ? 2.0f : 1.0f), dt);
+            memcpy(&xb[i * 2], &h, 2);
+            xd[i] = from_bits(h, dt);
+        }
+        memset(yb.data(), 0xA5, yb.size());
+        memset(yb.data() + guard, 0xFF, ny * 2);
+        emu::bufs            = {{(const char *)xb.data(), xb.size()}};
+        emu::deferred_copies = copy_mode;
+    }
+    void *y() { return yb.data() + guard; }
+    bool  guards_ok() const {
+        for (size_t i = 0; i < guard; i++)
+            if (yb[i] != 0xA5 || yb[guard + ny * 2 + i] != 0xA5) return false;
+        return true;
+    }
+    double y_at(int64_t i) const {
+        uint16_t h;
+        memcpy(&h, &yb[guard + i * 2], 2);
+        return from_bits(h, dt);
+    }
+};
+
 /* The attention_qkv op's direct path (ck__attention_tokens_fa3): q, k, v read from a (B, T, 3·heads·56) qkv buffer
  * as strided 56-column views, o written into (B, T, heads·56) with guard bytes around it, against fp64. */
 static void run_tokens_case(ck_dtype dt, int64_t B, int T, int heads, int copy_mode, uint32_t seed) {
     const int     HD = 56;
     const int64_t C = (int64_t)heads * HD, nqkv = B * T * 3 * C, ny = B * T * C;
-    const size_t  guard = 256;
-    std::mt19937  rng(seed);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    std::vector<double>  xd(nqkv);
-    std::vector<uint8_t> xb(nqkv * 2), yb(ny * 2 + 2 * guard);
-    for (int64_t i = 0; i < nqkv; i++) {
-        const uint16_t h = to_bits(nd(rng) * (i % (3 * C) < C ? 2.0f : 1.0f), dt);
-        memcpy(&xb[i * 2], &h, 2);
-        xd[i] = from_bits(h, dt);
-    }
-    memset(yb.data(), 0xA5, yb.size());
-    memset(yb.data() + guard, 0xFF, ny * 2);
-    emu::bufs            = {{(const char *)xb.data(), xb.size()}};
-    emu::deferred_copies = copy_mode;
-    const int64_t sx[3] = {B, T, 3 * C}, sy[3] = {B, T, C};
-    ck_tensor     x = ck_tensor_make(xb.data(), dt, 3, sx), y = ck_tensor_make(yb.data() + guard, dt, 3, sy);
+    QkvIO                      io(dt, nqkv, C, ny, copy_mode, seed);
+    const std::vector<double> &xd = io.xd;
+    const int64_t              sx[3] = {B, T, 3 * C}, sy[3] = {B, T, C};
+    ck_tensor x = ck_tensor_make(io.xb.data(), dt, 3, sx), y = ck_tensor_make(io.y(), dt, 3, sy);
     const float   scale = 1.0f / sqrtf(56.0f);
     const int     used  = ck__attention_tokens_fa3(nullptr, &y, &x, heads, scale);
     g_count++;
     char name[160];
     snprintf(name, sizeof name, "%-4s tokens B=%lld T=%d heads=%d copies=%s%s", ck_dtype_name(dt), (long long)B, T,
              heads, copy_mode ? "deferred" : "at-issue", g_emu_device ? " sms=2" : "");
-    bool ok = used == 1;
-    for (size_t i = 0; ok && i < guard; i++) ok = yb[i] == 0xA5 && yb[guard + ny * 2 + i] == 0xA5;
+    bool ok = used == 1 && io.guards_ok();
     double worst = 0, max_err = 0;
     long   bad = 0;
     std::vector<double> s(T);
@@ -880,9 +903,7 @@ static void run_tokens_case(ck_dtype dt, int64_t B, int T, int heads, int copy_m
                     double ref = 0;
                     for (int j = 0; j < T; j++) ref += s[j] * xd[(b * T + j) * 3 * C + 2 * C + h * HD + d];
                     ref /= sum;
-                    uint16_t hb;
-                    memcpy(&hb, &yb[guard + ((b * T + i) * C + h * HD + d) * 2], 2);
-                    const double got = from_bits(hb, dt), tol = (dt == CK_DTYPE_F16 ? 2e-3 : 1.2e-2) * (1 + fabs(ref));
+                    const double got = io.y_at((b * T + i) * C + h * HD + d), tol = (dt == CK_DTYPE_F16 ? 2e-3 : 1.2e-2) * (1 + fabs(ref));
                     const double err = std::isfinite(got) ? fabs(got - ref) : INFINITY;
                     max_err = std::max(max_err, err);
                     worst   = std::max(worst, err / tol);
@@ -904,30 +925,17 @@ static void run_window_case(ck_dtype dt, int64_t B, int H, int W, int heads, int
     const int     pool = q_pool ? 2 : 1, Hq = H / pool, Wq = W / pool, qw = win_w / pool, qh = win_h / pool;
     const int     T = win_h * win_w, Tq = T / (pool * pool);
     const int64_t C = (int64_t)heads * HD, nqkv = B * H * W * 3 * C, ny = B * Hq * Wq * C;
-    const size_t  guard = 256;
-    std::mt19937  rng(seed);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    std::vector<double>  xd(nqkv);
-    std::vector<uint8_t> xb(nqkv * 2), yb(ny * 2 + 2 * guard);
-    for (int64_t i = 0; i < nqkv; i++) {
-        const uint16_t h = to_bits(nd(rng) * (i % (3 * C) < C ? 2.0f : 1.0f), dt);
-        memcpy(&xb[i * 2], &h, 2);
-        xd[i] = from_bits(h, dt);
-    }
-    memset(yb.data(), 0xA5, yb.size());
-    memset(yb.data() + guard, 0xFF, ny * 2);
-    emu::bufs            = {{(const char *)xb.data(), xb.size()}};
-    emu::deferred_copies = copy_mode;
-    const int64_t sx[4] = {B, H, W, 3 * C}, sy[4] = {B, Hq, Wq, C};
-    ck_tensor     x = ck_tensor_make(xb.data(), dt, 4, sx), y = ck_tensor_make(yb.data() + guard, dt, 4, sy);
+    QkvIO                      io(dt, nqkv, C, ny, copy_mode, seed);
+    const std::vector<double> &xd = io.xd;
+    const int64_t              sx[4] = {B, H, W, 3 * C}, sy[4] = {B, Hq, Wq, C};
+    ck_tensor x = ck_tensor_make(io.xb.data(), dt, 4, sx), y = ck_tensor_make(io.y(), dt, 4, sy);
     const float   scale = 1.0f / sqrtf((float)HD);
     const int     used  = ck__attention_windows(nullptr, &y, &x, heads, win_h, win_w, q_pool, scale);
     g_count++;
     char name[160];
     snprintf(name, sizeof name, "%-4s windows B=%lld %dx%d heads=%d hd=%d win %dx%d%s copies=%s", ck_dtype_name(dt),
              (long long)B, H, W, heads, HD, win_h, win_w, q_pool ? " q_pool" : "", copy_mode ? "deferred" : "at-issue");
-    bool ok = used == 1;
-    for (size_t i = 0; ok && i < guard; i++) ok = yb[i] == 0xA5 && yb[guard + ny * 2 + i] == 0xA5;
+    bool ok = used == 1 && io.guards_ok();
     double worst = 0, max_err = 0;
     long   bad = 0;
     std::vector<double> s(T), qv(HD);
@@ -959,9 +967,7 @@ static void run_window_case(ck_dtype dt, int64_t B, int H, int W, int heads, int
                             for (int j = 0; j < T; j++)
                                 ref += s[j] * xd[tok(b, wy * win_h + j / win_w, wx * win_w + j % win_w) + 2 * C + h * HD + d];
                             ref /= sum;
-                            uint16_t hb;
-                            memcpy(&hb, &yb[guard + (((b * Hq + oy) * Wq + ox) * C + h * HD + d) * 2], 2);
-                            const double got = from_bits(hb, dt), tol = (dt == CK_DTYPE_F16 ? 2e-3 : 1.2e-2) * (1 + fabs(ref));
+                            const double got = io.y_at(((b * Hq + oy) * Wq + ox) * C + h * HD + d), tol = (dt == CK_DTYPE_F16 ? 2e-3 : 1.2e-2) * (1 + fabs(ref));
                             const double err = std::isfinite(got) ? fabs(got - ref) : INFINITY;
                             max_err = std::max(max_err, err);
                             worst   = std::max(worst, err / tol);
