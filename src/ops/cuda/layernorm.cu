@@ -1,9 +1,9 @@
 /* LayerNorm over the last dim on CUDA (biased variance, eps inside the sqrt, affine).
  * ref: torch.nn.LayerNorm; CPU reference ops/cpu/norm.c.
  *
- * Main path (layernorm_rows_kernel with 32 lanes a row): one warp per row, the row held in registers as 16-byte vectors (C = 112..896 in the model:
- * at most 8 vectors per lane), two-pass statistics in fp32 from registers (mean, then Σ(x − mean)²: no
- * E[x²] − mean² cancellation), one read and one write of the row. Rows that do not split into 16-byte
+ * Main path (layernorm_rows_kernel with 32 lanes a row): one warp per row, the row held in registers as
+ * 16-byte vectors (C = 112..896 in the model: at most 8 vectors per lane), two-pass statistics in fp32 from
+ * registers (mean, then Σ(x − mean)²: no E[x²] − mean² cancellation), one read and one write of the row. Rows that do not split into 16-byte
  * vectors, or are longer than the register budget, take a block-per-row path that re-reads the row from
  * memory (odd test sizes only). The output is formed in the CPU's order, ((x − mean)·rstd)·γ + β, without
  * FMA contraction, so fp32 results match the reference to rounding of the statistics. */
