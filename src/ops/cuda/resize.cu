@@ -142,11 +142,13 @@ template <typename T, int V> struct ck_col_window {
     ck_vec<T, V> top[2], bot[2];
     int          next;
     __device__ __forceinline__ void reset() { col[0] = col[1] = -1, next = 0; }
-    /* the two tap rows' vectors at source column c (r0, r1: the rows' channel-vector base pointers) */
-    __device__ __forceinline__ int fetch(int c, const T *r0, const T *r1, int C) {
+    /* the slot holding the two tap rows' vectors at source column c (r0, r1: the rows' channel-vector base
+     * pointers), loading them on a miss into the older slot, or into the slot that is not `keep` (the first tap's,
+     * still to be read) */
+    __device__ __forceinline__ int fetch(int c, const T *r0, const T *r1, int C, int keep) {
         if (col[0] == c) return 0;
         if (col[1] == c) return 1;
-        const int s = next;
+        const int s = keep >= 0 ? keep ^ 1 : next;
         col[s]      = c;
         top[s]      = ck_vload<T, V>(r0 + (int64_t)c * C);
         bot[s]      = ck_vload<T, V>(r1 + (int64_t)c * C);
@@ -179,8 +181,8 @@ __global__ void resize_sum4_kernel(T *__restrict__ y, ck_resize_srcs src, int C,
             for (int j = 0; j < 4; j++) {
                 if (j >= nx) break;
                 const ck_tap tx = resize_tap(ox0 + j, Wo, W);
-                const int    a  = win.fetch(tx.i0, r0, r1, C);
-                const int    c  = win.fetch(tx.i1, r0, r1, C);
+                const int    a  = win.fetch(tx.i0, r0, r1, C, -1);
+                const int    c  = win.fetch(tx.i1, r0, r1, C, a);
 #pragma unroll
                 for (int e = 0; e < V; e++) {
                     const float top = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(win.top[a].v[e])),
