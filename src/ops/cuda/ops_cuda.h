@@ -93,9 +93,9 @@ typedef struct ck_cuda {
     long fault_countdown;
 } ck_cuda;
 
-/* CK_CONV=auto (default): per problem, cuDNN whenever it accepts the problem, except inputs whose channels are
- * not a multiple of 8 (the built-in kernel), by a fixed rule so that every process computes the same bits
- * (conv2d_cudnn.c); CK_CONV=cudnn: cuDNN whenever it accepts the problem; CK_CONV=kernel: never cuDNN.
+/* CK_CONV=auto (default): per problem, cuDNN whenever it accepts the problem, by a fixed rule so that every
+ * process computes the same bits, the built-in kernel timed beside it for the plan log only (conv2d_cudnn.c);
+ * CK_CONV=cudnn: the same without timing the kernel; CK_CONV=kernel: never cuDNN.
  * float32 convolutions always run the built-in kernel (parity mode, no TF32). */
 enum { CK_CONV_AUTO = 0, CK_CONV_CUDNN = 1, CK_CONV_KERNEL = 2 };
 
