@@ -1,9 +1,9 @@
 /* LayerNorm over the last dim on CUDA (biased variance, eps inside the sqrt, affine).
  * ref: torch.nn.LayerNorm; CPU reference ops/cpu/norm.c.
  *
- * Main path (layernorm_rows_kernel with 32 lanes a row): one warp per row, the row held in registers as
- * 16-byte vectors (C = 112..896 in the model: at most 8 vectors per lane), two-pass statistics in fp32 from
- * registers (mean, then Σ(x − mean)²: no E[x²] − mean² cancellation), one read and one write of the row. Rows that do not split into 16-byte
+ * Main path: one warp per row, the row held in registers as 16-byte vectors (C = 112..896 in the model:
+ * at most 8 vectors per lane), two-pass statistics in fp32 from registers (mean, then Σ(x − mean)²: no
+ * E[x²] − mean² cancellation), one read and one write of the row. Rows that do not split into 16-byte
  * vectors, or are longer than the register budget, take a block-per-row path that re-reads the row from
  * memory (odd test sizes only). The output is formed in the CPU's order, ((x − mean)·rstd)·γ + β, without
  * FMA contraction, so fp32 results match the reference to rounding of the statistics. */
@@ -17,12 +17,65 @@ __device__ __forceinline__ float ln_out(float x, float mean, float rstd, float g
     return __fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(x, mean), rstd), g), b);
 }
 
-/* G lanes per row (8, 16 or 32), 32/G rows per warp, NCH 16-byte vectors per lane (vector ci = lane + G·j of
- * the row; a row of C = nvec·V elements, nvec ≤ G·NCH). G = 32 is the main path (one row per warp). Smaller G
- * (opt-in, CK_LN_ROWS=1, read per call, until it has been timed on a GPU): one row per warp keeps only 14 of 32
- * lanes busy at C = 112 (the first stage's rows, 224 bytes) and too few bytes in flight per SM to reach the
- * memory's bandwidth (90 µs for 262,144 rows at S = 2048 where the traffic alone takes ~36 µs, H200); the same
- * two-pass statistics and output order, the sums reduced over the row's G lanes (another rounding order). */
+/* NCH: 16-byte vectors per lane (row of C = nvec·V elements, nvec ≤ 32·NCH). */
+template <typename T, int NCH>
+__global__ void layernorm_warp_kernel(T *y, const T *x, const float *__restrict__ gamma,
+                                      const float *__restrict__ beta, int64_t M, int C, float eps) {
+    constexpr int V    = ck_v16<T>::V;
+    const int     lane = threadIdx.x & 31;
+    const int64_t row  = (int64_t)blockIdx.x * CK_LN_WARPS + (threadIdx.x >> 5);
+    if (row >= M) return;
+    const int nvec = C / V;
+    const T  *xr   = x + row * C; /* (C) */
+    float     v[NCH][V];
+    float     sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NCH; j++) {
+        const int ci = lane + 32 * j;
+        if (ci < nvec) {
+            ck_vec<T, V> t = ck_vload<T, V>(xr + (int64_t)ci * V);
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                v[j][e] = ck_ldf(t.v[e]);
+                sum += v[j][e];
+            }
+        }
+    }
+    const float mean = ck_warp_sum(sum) / (float)C;
+    float       sq   = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NCH; j++) {
+        if (lane + 32 * j < nvec) {
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const float d = v[j][e] - mean;
+                sq += d * d;
+            }
+        }
+    }
+    const float var  = ck_warp_sum(sq) / (float)C;
+    const float rstd = 1.0f / sqrtf(var + eps);
+    T          *yr   = y + row * C; /* (C) */
+#pragma unroll
+    for (int j = 0; j < NCH; j++) {
+        const int ci = lane + 32 * j;
+        if (ci < nvec) {
+            ck_vec<T, V> t;
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const int c = ci * V + e;
+                t.v[e]      = ck_stf<T>(ln_out(v[j][e], mean, rstd, gamma[c], beta[c]));
+            }
+            ck_vstore<T, V>(yr + (int64_t)ci * V, t);
+        }
+    }
+}
+
+/* Several rows per warp (opt-in, CK_LN_ROWS=1, read per call, until it has been timed on a GPU): G lanes per row
+ * (8, 16 or 32), 32/G rows per warp, NCH vectors per lane. The one-row-per-warp kernel keeps only 14 of 32 lanes
+ * busy at C = 112 (the first stage's rows, 224 bytes) and too few bytes in flight per SM to reach the memory's
+ * bandwidth (90 µs for 262,144 rows at S = 2048 where the traffic alone takes ~36 µs, H200). The same two-pass
+ * statistics and output order; the sums are reduced over the row's G lanes, so they round in another order. */
 template <int G> __device__ __forceinline__ float ln_group_sum(float v) {
 #pragma unroll
     for (int o = G / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -163,13 +216,13 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
     if (vecok && rows && rows[0] == '1' && launch_rows<T>(cu, Y, X, g, b, M, (int)C, eps, nvec)) {
         /* launched */
     } else if (vecok && nvec <= 32) {
-        layernorm_rows_kernel<T, 1, 32><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
+        layernorm_warp_kernel<T, 1><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
     } else if (vecok && nvec <= 64) {
-        layernorm_rows_kernel<T, 2, 32><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
+        layernorm_warp_kernel<T, 2><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
     } else if (vecok && nvec <= 128) {
-        layernorm_rows_kernel<T, 4, 32><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
+        layernorm_warp_kernel<T, 4><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
     } else if (vecok && nvec <= 256) {
-        layernorm_rows_kernel<T, 8, 32><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
+        layernorm_warp_kernel<T, 8><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
     } else {
         layernorm_block_kernel<T><<<(unsigned)M, CK_LN_BLOCK, 0, cu->stream>>>(Y, X, g, b, (int)C, eps);
     }
