@@ -44,18 +44,12 @@ static void head_hidden(ck_exec *ex, const ck_weights *w, const ck_tensor feats[
     /* one pass: the upsampled projections summed in float32 and rounded once, as PyTorch's fp16 model sums
      * them inside its fuse GEMM (16-bit partial sums were the decoder's extra error against float64) */
     const ck_tensor w0 = row_slice(&w->dec_w[0], c0, C), b0 = row_slice(&w->dec_b[0], c0, C);
-    if (f32) {
-        ck_tensor s32 = CK_NEW_DT(ex, CK_DTYPE_F32, B, hsum->shape[1], hsum->shape[2], C);
-        ck_resize_sum(ex, &s32, u, CK_MAX_STAGES - 1);
-        ck_linear(ex, &s32, &feats[0], &w0, &b0, CK_ACT_NONE, &s32);
-        ck_activation(ex, &s32, &s32, CK_ACT_RELU);
-        ck_convert(ex, hsum, &s32);
-        return;
-    } else {
-        ck_resize_sum(ex, hsum, u, CK_MAX_STAGES - 1);
-        ck_linear(ex, hsum, &feats[0], &w0, &b0, CK_ACT_NONE, hsum);
-    }
-    ck_activation(ex, hsum, hsum, CK_ACT_RELU);
+    /* the float32 study path sums into s32 and converts once at the end; the default sums into hsum itself */
+    const ck_tensor s32 = f32 ? CK_NEW_DT(ex, CK_DTYPE_F32, B, hsum->shape[1], hsum->shape[2], C) : *hsum;
+    ck_resize_sum(ex, &s32, u, CK_MAX_STAGES - 1);
+    ck_linear(ex, &s32, &feats[0], &w0, &b0, CK_ACT_NONE, &s32);
+    ck_activation(ex, &s32, &s32, CK_ACT_RELU);
+    if (f32) ck_convert(ex, hsum, &s32);
 }
 
 void ck_decoder_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
