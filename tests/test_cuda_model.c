@@ -183,6 +183,17 @@ int main(void) {
             run_free(&slim);
         }
         unsetenv("CK_REFINER_BAND");
+        /* the fused refiner (conv3x3_gn; this model's 16-channel refiner takes its plain kernels) */
+        setenv("CK_REFINER_FUSED", "1", 1);
+        run_out fz;
+        if (run(ckpt, CK_DEVICE_CUDA, precs[pi], x, &fz, 0)) {
+            snprintf(label, sizeof label, "[%s] fused refiner: alpha vs unfused", names[pi]);
+            check_close(label, fz.alpha, gpu.alpha, (size_t)S * S, pi == 0 ? 1e-5 : 2e-3, 0.0);
+            snprintf(label, sizeof label, "[%s] fused refiner: fg vs unfused", names[pi]);
+            check_close(label, fz.fg, gpu.fg, (size_t)S * S * 3, pi == 0 ? 1e-5 : 4e-3, 0.0);
+            run_free(&fz);
+        }
+        unsetenv("CK_REFINER_FUSED");
         run_free(&gpu);
     }
     run_free(&cpu);

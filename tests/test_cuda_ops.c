@@ -891,6 +891,76 @@ static void test_op_copy_rect(void) {
     test_copy_rect(1, 5, 5, 5, 5, 1, 4, 4, 0, 0, 1, 1);            /* one element */
 }
 
+/* conv3x3_gn against the CPU: the output band, the moments (other rows keep their values on both sides), and the
+ * statistics gn_moments_stats forms from them. 16-bit maps of 64 channels in 8 groups take the Hopper kernel
+ * where there is one; the rest (and every map elsewhere) the plain kernels. */
+static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int groups, int d, int row0, int h, int act) {
+    char what[128];
+    snprintf(what, sizeof what, "conv3x3_gn %lldx%lldx%lldx%lld g%d d%d rows [%d,%d)%s", (long long)B, (long long)H,
+             (long long)W, (long long)C, groups, d, row0, row0 + h, act ? " gn+relu" : "");
+    const int64_t nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG;
+    tpair x = TP(K_ACT, F_RAND, 1.5f, 0.3f, B, H, W, C), w = TP(K_ACT, F_RAND, 1.0f / sqrtf(9.0f * C), 0.0f, C, C, 3, 3);
+    tpair b = TP(K_VEC, F_RAND, 0.3f, 0.0f, C), g = TP(K_VEC, F_RAND, 0.3f, 1.0f, C), bt = TP(K_VEC, F_RAND, 0.5f, 0.0f, C);
+    tpair st = TP(K_VEC, F_RAND, 0.2f, 0.0f, B, groups, 2);
+    for (int64_t i = 0; i < B * groups; i++) ((float *)st.c.data)[2 * i + 1] = 0.8f + 0.1f * (float)i;
+    tp_upload(&st);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, B, h, W, C), m = TP(K_VEC, F_RAND, 1.0f, 0.0f, B, H, nseg, groups, 2);
+    tpair s2 = TP(K_VEC, F_OUT, 0, 0, B, groups, 2);
+    ck_conv3x3_gn(&g_exc, &y.c, &x.c, &w.c, &b.c, d, row0, act ? &st.c : NULL, &g.c, &bt.c, &m.c);
+    ck_conv3x3_gn(&g_exg, &y.d, &x.d, &w.d, &b.d, d, row0, act ? &st.d : NULL, &g.d, &bt.d, &m.d);
+    tp_compare(what, &y, 1.0);
+    char w2[160];
+    snprintf(w2, sizeof w2, "%s (moments)", what);
+    tp_compare(w2, &m, 1.0);
+    if (row0 == 0 && h == H) { /* the statistics of the whole map */
+        ck_gn_moments_stats(&g_exc, &s2.c, &m.c, (int)W, (int)(C / groups), 1e-5f);
+        ck_gn_moments_stats(&g_exg, &s2.d, &m.d, (int)W, (int)(C / groups), 1e-5f);
+        snprintf(w2, sizeof w2, "%s (statistics)", what);
+        tp_compare(w2, &s2, 1.0);
+    }
+    tp_free(&x), tp_free(&w), tp_free(&b), tp_free(&g), tp_free(&bt), tp_free(&st), tp_free(&y), tp_free(&m);
+    tp_free(&s2);
+}
+
+static void test_op_conv3x3_gn(void) {
+    test_conv3x3_gn(1, 64, 256, 64, 8, 1, 0, 64, 0);  /* the stem's output into block 0's conv1 */
+    test_conv3x3_gn(1, 64, 300, 64, 8, 2, 0, 64, 1);  /* a partial last segment */
+    test_conv3x3_gn(2, 40, 128, 64, 8, 4, 0, 40, 1);  /* a batch of two */
+    test_conv3x3_gn(1, 96, 200, 64, 8, 8, 17, 50, 1); /* a band of the slim refiner */
+    test_conv3x3_gn(1, 20, 24, 64, 8, 8, 0, 20, 1);   /* narrower than the dilation reaches */
+    test_conv3x3_gn(1, 30, 40, 16, 4, 2, 0, 30, 1);   /* 16 channels: the plain kernels */
+}
+
+static void test_op_gn_moments_stats(void) {
+    /* its own case: moments of a random map segment by segment on the CPU, merged on both backends */
+    const int64_t B = 2, H = 33, W = 300, C = 64, groups = 8, CG = 8, nseg = 3;
+    tpair y = TP(K_VEC, F_RAND, 2.0f, 3.0f, B, H, W, C), m = TP(K_VEC, F_RAND, 1.0f, 0.0f, B, H, nseg, groups, 2);
+    tpair s = TP(K_VEC, F_OUT, 0, 0, B, groups, 2);
+    float *Y = (float *)y.c.data, *M = (float *)m.c.data;
+    for (int64_t bi = 0; bi < B; bi++)
+        for (int64_t r = 0; r < H; r++)
+            for (int64_t sg = 0; sg < nseg; sg++)
+                for (int64_t gi = 0; gi < groups; gi++) {
+                    const int64_t p0 = sg * CK_GN_SEG, p1 = p0 + CK_GN_SEG < W ? p0 + CK_GN_SEG : W;
+                    double        sum = 0, q = 0;
+                    for (int64_t p = p0; p < p1; p++)
+                        for (int64_t k = 0; k < CG; k++) sum += Y[((bi * H + r) * W + p) * C + gi * CG + k];
+                    const double mean = sum / (double)((p1 - p0) * CG);
+                    for (int64_t p = p0; p < p1; p++)
+                        for (int64_t k = 0; k < CG; k++) {
+                            const double dv = Y[((bi * H + r) * W + p) * C + gi * CG + k] - mean;
+                            q += dv * dv;
+                        }
+                    M[(((bi * H + r) * nseg + sg) * groups + gi) * 2]     = (float)mean;
+                    M[(((bi * H + r) * nseg + sg) * groups + gi) * 2 + 1] = (float)q;
+                }
+    tp_upload(&m);
+    ck_gn_moments_stats(&g_exc, &s.c, &m.c, (int)W, (int)CG, 1e-5f);
+    ck_gn_moments_stats(&g_exg, &s.d, &m.d, (int)W, (int)CG, 1e-5f);
+    tp_compare("gn_moments_stats 2x33x300x64 g8", &s, 1.0);
+    tp_free(&y), tp_free(&m), tp_free(&s);
+}
+
 /* The registry: one case per op of ops_list.h, both lists. An op without its test_op_<name> above does not
  * compile (undeclared identifier). */
 static const struct {

@@ -4,7 +4,9 @@
  *    equals the forward that keeps every intermediate: automatic bands, bands of 8 rows (= the largest
  *    dilation: every band reads its neighbours' rows) and of 40 rows (a partial last band), and without
  *    the refiner;
- *  - the unfused decoder (fused_decode off: heads one after the other) equals the fused one. */
+ *  - the unfused decoder (fused_decode off: heads one after the other) equals the fused one;
+ *  - the fused refiner (CK_REFINER_FUSED=1: GroupNorm moments from the convolutions, GroupNorm 1 applied inside
+ *    conv2; on the CPU its reference composition) equals the unfused one, in the keep, slim and banded forwards. */
 #include "engine/ctx.h"
 #include "harness.h"
 #include "ckey_io.h"
@@ -72,6 +74,26 @@ int main(void) {
         }
     }
     unsetenv("CK_REFINER_BAND");
+
+    {
+        ck_ctx *plain = open_ctx(ck, 1, 1, 1);
+        CHECK(plain && run(plain, x, ref));
+        ck_ctx_free(plain);
+        setenv("CK_REFINER_FUSED", "1", 1);
+        const char *bands[] = {NULL, "8"};
+        for (int v = 0; v < 3; v++) {
+            if (v == 2) setenv("CK_REFINER_BAND", bands[1], 1);
+            ck_ctx *ctx = open_ctx(ck, v == 0, 1, 1);
+            CHECK(ctx && run(ctx, x, got));
+            char label[96];
+            snprintf(label, sizeof label, "fused refiner vs unfused (%s)", v == 0 ? "keep" : v == 1 ? "slim" : "8-row bands");
+            /* the statistics come from merged row moments instead of one sum: float32 rounding only */
+            check_close(label, got, ref, (size_t)S * S * 4, 2e-6, 0.0);
+            ck_ctx_free(ctx);
+        }
+        unsetenv("CK_REFINER_BAND");
+        unsetenv("CK_REFINER_FUSED");
+    }
 
     ck_ctx *fused = open_ctx(ck, 0, 1, 1), *unfused = open_ctx(ck, 0, 1, 0);
     CHECK(fused && run(fused, x, ref));

@@ -805,6 +805,130 @@ static void test_op_copy_rect(void) {
     case_copy_rect(CK_DTYPE_F32, 1, 5, 5, 5, 5, 1, 4, 4, 0, 0, 1, 1);     /* one element */
 }
 
+/* ---- conv3x3_gn: the fused refiner convolution, against float64 (act, dilated conv, band, moments) ---- */
+
+/* (mean, M2) of group g over pixels [p0, p1) of one row of y (W, C), float64 */
+static void seg_moments(const float *yr, int64_t C, int64_t CG, int64_t g, int64_t p0, int64_t p1, double *mean,
+                        double *m2) {
+    double s = 0.0, q = 0.0;
+    for (int64_t p = p0; p < p1; p++)
+        for (int64_t k = 0; k < CG; k++) s += yr[p * C + g * CG + k];
+    *mean = s / (double)((p1 - p0) * CG);
+    for (int64_t p = p0; p < p1; p++)
+        for (int64_t k = 0; k < CG; k++) q += (yr[p * C + g * CG + k] - *mean) * (yr[p * C + g * CG + k] - *mean);
+    *m2 = q;
+}
+
+static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int groups, int d, int row0, int h, int act) {
+    char what[128];
+    snprintf(what, sizeof what, "conv3x3_gn %lldx%lldx%lldx%lld g%d d%d rows [%d,%d)%s", (long long)B, (long long)H,
+             (long long)W, (long long)C, groups, d, row0, row0 + h, act ? " gn+relu" : "");
+    const int64_t CG = C / groups, nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG;
+    ck_tensor x = FT(1.5f, 0.3f, B, H, W, C), w = FT(1.0f / sqrtf(9.0f * C), 0.0f, C, C, 3, 3), b = FT(0.3f, 0.0f, C);
+    ck_tensor g = FT(0.3f, 1.0f, C), bt = FT(0.5f, 0.0f, C), st = FT(0.2f, 0.0f, B, groups, 2);
+    for (int64_t i = 0; i < B * groups; i++) F(st)[2 * i + 1] = 0.8f + 0.1f * (float)i; /* rstd */
+    ck_tensor y = FT(9, 0, B, h, W, C), m = FT(0, NAN, B, H, nseg, groups, 2);
+    float    *ref = ref_of(&y);
+    double   *a   = malloc(sizeof(double) * (size_t)(B * H * W * C));
+    CK_ASSERT(a);
+    for (int64_t i = 0; i < B * H * W * C; i++) {
+        const int64_t c = i % C, bi = i / (H * W * C);
+        double        v = F(x)[i];
+        if (act) {
+            const float *s = F(st) + (bi * groups + c / CG) * 2;
+            v              = (v - s[0]) * s[1] * F(g)[c] + F(bt)[c];
+            v              = v > 0 ? v : 0;
+        }
+        a[i] = v;
+    }
+    for (int64_t bi = 0; bi < B; bi++)
+        for (int64_t r = 0; r < h; r++)
+            for (int64_t px = 0; px < W; px++)
+                for (int64_t oc = 0; oc < C; oc++) {
+                    double s = F(b)[oc];
+                    for (int ky = 0; ky < 3; ky++)
+                        for (int kx = 0; kx < 3; kx++) {
+                            const int64_t iy = row0 + r + (ky - 1) * d, ix = px + (kx - 1) * d;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                            for (int64_t ic = 0; ic < C; ic++)
+                                s += a[((bi * H + iy) * W + ix) * C + ic] * F(w)[((oc * C + ic) * 3 + ky) * 3 + kx];
+                        }
+                    ref[((bi * h + r) * W + px) * C + oc] = (float)s;
+                }
+    ck_conv3x3_gn(&g_ex, &y, &x, &w, &b, d, row0, act ? &st : NULL, &g, &bt, &m);
+    check_close(what, F(y), ref, N(y), 1e-5, 1e-5);
+    /* moments: of the op's own outputs, float64; rows outside the band untouched (NaN) */
+    int bad = 0;
+    for (int64_t bi = 0; bi < B; bi++)
+        for (int64_t yy = 0; yy < H; yy++)
+            for (int64_t sg = 0; sg < nseg; sg++)
+                for (int64_t gi = 0; gi < groups; gi++) {
+                    const float *got = F(m) + (((bi * H + yy) * nseg + sg) * groups + gi) * 2;
+                    if (yy < row0 || yy >= row0 + h) {
+                        bad += !(isnan(got[0]) && isnan(got[1]));
+                        continue;
+                    }
+                    double mean, m2;
+                    const int64_t p0 = sg * CK_GN_SEG, p1 = p0 + CK_GN_SEG < W ? p0 + CK_GN_SEG : W;
+                    seg_moments(F(y) + ((bi * h + yy - row0) * W) * C, C, CG, gi, p0, p1, &mean, &m2);
+                    bad += !(fabs(got[0] - mean) <= 1e-6 * (1 + fabs(mean)) && fabs(got[1] - m2) <= 1e-6 * (1 + m2));
+                }
+    CHECK_MSG(bad == 0, "%s: %d moments wrong", what, bad);
+    printf("%s %s (moments)\n", bad ? "NOT OK" : "OK    ", what);
+    free(a), free(ref), free(x.data), free(w.data), free(b.data), free(g.data), free(bt.data), free(st.data);
+    free(y.data), free(m.data);
+}
+
+static void test_op_conv3x3_gn(void) {
+    case_conv3x3_gn(1, 9, 20, 16, 4, 1, 0, 9, 0);
+    case_conv3x3_gn(2, 10, 12, 16, 4, 2, 0, 10, 1);
+    case_conv3x3_gn(1, 20, 140, 8, 2, 4, 6, 5, 1); /* a band; two segments, the second partial */
+    case_conv3x3_gn(1, 12, 9, 16, 8, 8, 3, 6, 1);  /* dilation beyond the image */
+}
+
+/* ---- gn_moments_stats: per-segment moments merged back into a whole map's statistics ---- */
+
+static void case_gn_moments_stats(int64_t B, int64_t H, int64_t W, int64_t C, int groups) {
+    char what[96];
+    snprintf(what, sizeof what, "gn_moments_stats %lldx%lldx%lldx%lld g%d", (long long)B, (long long)H, (long long)W,
+             (long long)C, groups);
+    const int64_t CG = C / groups, nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG;
+    ck_tensor     y = FT(2.0f, 3.0f, B, H, W, C), m = FT(0, 0, B, H, nseg, groups, 2), st = FT(9, 0, B, groups, 2);
+    float         ref[2 * 4 * 16];
+    CK_ASSERT(B * groups <= 4 * 16);
+    for (int64_t bi = 0; bi < B; bi++)
+        for (int64_t gi = 0; gi < groups; gi++) {
+            for (int64_t yy = 0; yy < H; yy++)
+                for (int64_t sg = 0; sg < nseg; sg++) {
+                    double        mean, m2;
+                    const int64_t p0 = sg * CK_GN_SEG, p1 = p0 + CK_GN_SEG < W ? p0 + CK_GN_SEG : W;
+                    seg_moments(F(y) + ((bi * H + yy) * W) * C, C, CG, gi, p0, p1, &mean, &m2);
+                    float *o = F(m) + (((bi * H + yy) * nseg + sg) * groups + gi) * 2;
+                    o[0] = (float)mean, o[1] = (float)m2;
+                }
+            double s = 0.0, q = 0.0;
+            const double n = (double)(H * W * CG);
+            for (int64_t p = 0; p < H * W; p++)
+                for (int64_t k = 0; k < CG; k++) s += F(y)[(bi * H * W + p) * C + gi * CG + k];
+            for (int64_t p = 0; p < H * W; p++)
+                for (int64_t k = 0; k < CG; k++) {
+                    const double dv = F(y)[(bi * H * W + p) * C + gi * CG + k] - s / n;
+                    q += dv * dv;
+                }
+            ref[(bi * groups + gi) * 2]     = (float)(s / n);
+            ref[(bi * groups + gi) * 2 + 1] = (float)(1.0 / sqrt(q / n + 1e-5));
+        }
+    ck_gn_moments_stats(&g_ex, &st, &m, (int)W, (int)CG, 1e-5f);
+    check_close(what, F(st), ref, (size_t)(B * groups * 2), 1e-6, 1e-6);
+    free(y.data), free(m.data), free(st.data);
+}
+
+static void test_op_gn_moments_stats(void) {
+    case_gn_moments_stats(1, 6, 300, 16, 4); /* segments of 128, 128 and 44 pixels */
+    case_gn_moments_stats(2, 5, 128, 64, 8);
+    case_gn_moments_stats(1, 3, 7, 8, 1);
+}
+
 /* ======================= the registry ======================= */
 
 /* One case per op of ops_list.h, both lists: an op without its test_op_<name> above does not compile

@@ -450,6 +450,7 @@ ck_backend *ck_backend_cuda_create(const ck_backend_opts *opts, ck_err *err) {
     be->ext.graph_launch     = cuda_graph_launch;
     be->ext.graph_reset      = cuda_graph_reset;
     be->ext.mem_peak         = cuda_mem_peak;
+    be->ext.conv3x3_gn_fast  = ck_conv3x3_gn_cuda_fast;
     be->ext.preprocess       = ck_preprocess_cuda;
     be->ext.postprocess      = ck_postprocess_cuda;
     be->ext.postprocess_scratch_bytes = ck_postprocess_cuda_scratch_bytes;

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* One GroupNorm's statistics slot: (B, groups, 2) float32 inside the (n_gn, B, groups, 2) block. */
 static ck_tensor stats_slot(const ck_tensor *all, int i) {
@@ -70,6 +71,59 @@ static void refiner_gn(ck_exec *ex, const ck_config *cfg, const ck_tensor *y, co
     else ck_groupnorm(ex, y, x, g, b, cfg->ref_groups, cfg->gn_eps, residual, CK_ACT_RELU);
 }
 
+/* The fused refiner (conv3x3_gn): each residual block's convolutions take their GroupNorm moments in the
+ * epilogue, and conv2 applies GroupNorm 1 + ReLU while loading t, so t is never normalized in memory and no
+ * statistics pass reads the maps. CK_REFINER_FUSED=1 takes it wherever the backend has the op (the CPU's is the
+ * reference composition), =auto where the backend says its op is fast for these maps; unset or 0: not taken
+ * (the default until the device measurements say otherwise). */
+typedef struct fused_gn {
+    ck_tensor moments;        /* (B, H, ⌈W/CK_GN_SEG⌉, groups, 2) */
+    ck_tensor stats1, stats2; /* (B, groups, 2) (mean, rstd) of t and of conv2's result */
+} fused_gn;
+
+static int fused_wanted(const ck_exec *ex, const ck_config *cfg) {
+    const char *env = getenv("CK_REFINER_FUSED");
+    if (!ex->be->ext.conv3x3_gn || !ex->be->ext.gn_moments_stats || !env) return 0;
+    if (!strcmp(env, "1")) return 1;
+    return !strcmp(env, "auto") && ex->be->ext.conv3x3_gn_fast &&
+           ex->be->ext.conv3x3_gn_fast(ex->be, ex->dtype, cfg->ref_hidden, cfg->ref_groups);
+}
+
+static fused_gn fused_new(ck_exec *ex, const ck_config *cfg, int64_t B, int64_t H, int64_t W) {
+    fused_gn f;
+    f.moments = CK_NEW_DT(ex, CK_DTYPE_F32, B, H, (W + CK_GN_SEG - 1) / CK_GN_SEG, cfg->ref_groups, 2);
+    f.stats1  = CK_NEW_DT(ex, CK_DTYPE_F32, B, cfg->ref_groups, 2);
+    f.stats2  = CK_NEW_DT(ex, CK_DTYPE_F32, B, cfg->ref_groups, 2);
+    return f;
+}
+
+/* conv3x3_gn over all rows, then the statistics of its result into `stats`. */
+static void fused_conv(ck_exec *ex, const ck_config *cfg, const fused_gn *f, const ck_tensor *y, const ck_tensor *x,
+                       const ck_tensor *w, const ck_tensor *b, int d, const ck_tensor *x_stats, const ck_tensor *g,
+                       const ck_tensor *be, const ck_tensor *stats) {
+    ck_conv3x3_gn(ex, y, x, w, b, d, 0, x_stats, g, be, &f->moments);
+    ck_gn_moments_stats(ex, stats, &f->moments, (int)x->shape[2], (int)(cfg->ref_hidden / cfg->ref_groups),
+                        cfg->gn_eps);
+}
+
+/* conv2_shifted for the fused path: band k reads t (all H rows, the op pads) with GroupNorm 1 applied on load
+ * and writes its rows where conv2_shifted writes them; then the statistics of the result. */
+static ck_tensor conv2_shifted_fused(ck_exec *ex, const ck_config *cfg, const fused_gn *f, const ck_tensor *base,
+                                     int64_t P, int64_t H, int band, int d, const ck_res_w *rw) {
+    CK_ASSERT(P >= band + d);
+    const ck_tensor t    = rows_view(base, P, H);
+    const int64_t   dst0 = P - band - d;
+    for (int64_t y0 = 0; y0 < H; y0 += band) {
+        const int64_t   y1  = y0 + band < H ? y0 + band : H;
+        const ck_tensor out = rows_view(base, dst0 + y0, y1 - y0);
+        ck_conv3x3_gn(ex, &out, &t, &rw->conv2_w, &rw->conv2_b, d, (int)y0, &f->stats1, &rw->gn1_w, &rw->gn1_b,
+                      &f->moments);
+    }
+    ck_gn_moments_stats(ex, &f->stats2, &f->moments, (int)t.shape[2], (int)(cfg->ref_hidden / cfg->ref_groups),
+                        cfg->gn_eps);
+    return rows_view(base, dst0, H);
+}
+
 /* stem: in (B,H,W,CK_REF_IN) → a (B,H,W,Hd). `st` (2·blocks+1 slots) receives or (frozen) supplies the
  * GroupNorm statistics; NULL: plain GroupNorm. */
 static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
@@ -85,19 +139,33 @@ static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
  * else a holds the last stream. */
 static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *a,
                            const ck_tensor *t, const ck_tensor *u, const ck_tensor *base, int64_t P, int band,
-                           const ck_tensor *st, int frozen, const ck_tensor *head) {
+                           const ck_tensor *st, int frozen, const ck_tensor *head, const fused_gn *f) {
     CK_ASSERT(!head || !st);
+    CK_ASSERT(!f || !st);
     for (int r = 0; r < cfg->ref_blocks; r++) {
         const ck_res_w *rw = &w->res[r];
         const int       d  = 1 << r;
-        ck_conv2d(ex, t, a, &rw->conv1_w, &rw->conv1_b, 1, d, d);
-        refiner_gn(ex, cfg, t, t, &rw->gn1_w, &rw->gn1_b, NULL, st, 1 + 2 * r, frozen);
-        ck_tensor c2;
-        if (u) ck_conv2d(ex, u, t, &rw->conv2_w, &rw->conv2_b, 1, d, d), c2 = *u;
-        else c2 = conv2_shifted(ex, base, P, t->shape[1], band, d, &rw->conv2_w, &rw->conv2_b);
+        ck_tensor       c2;
+        if (f) { /* t keeps conv1's raw result; GroupNorm 1 is applied inside conv2's loads */
+            fused_conv(ex, cfg, f, t, a, &rw->conv1_w, &rw->conv1_b, d, NULL, NULL, NULL, &f->stats1);
+            if (u) {
+                fused_conv(ex, cfg, f, u, t, &rw->conv2_w, &rw->conv2_b, d, &f->stats1, &rw->gn1_w, &rw->gn1_b,
+                           &f->stats2);
+                c2 = *u;
+            } else {
+                c2 = conv2_shifted_fused(ex, cfg, f, base, P, t->shape[1], band, d, rw);
+            }
+        } else {
+            ck_conv2d(ex, t, a, &rw->conv1_w, &rw->conv1_b, 1, d, d);
+            refiner_gn(ex, cfg, t, t, &rw->gn1_w, &rw->gn1_b, NULL, st, 1 + 2 * r, frozen);
+            if (u) ck_conv2d(ex, u, t, &rw->conv2_w, &rw->conv2_b, 1, d, d), c2 = *u;
+            else c2 = conv2_shifted(ex, base, P, t->shape[1], band, d, &rw->conv2_w, &rw->conv2_b);
+        }
         if (head && r == cfg->ref_blocks - 1)
             ck_groupnorm_linear(ex, head, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, a, CK_ACT_RELU,
                                 &w->final_w, &w->final_b);
+        else if (f) ck_groupnorm_stats(ex, a, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, a, CK_ACT_RELU,
+                                       &f->stats2, 1);
         else refiner_gn(ex, cfg, a, &c2, &rw->gn2_w, &rw->gn2_b, a, st, 2 + 2 * r, frozen);
     }
 }
@@ -118,7 +186,9 @@ static void refiner_run(ck_exec *ex, const ck_config *cfg, const ck_weights *w, 
     ck_tensor t = CK_NEW(ex, B, H, W, Hd);
     ck_tensor u = CK_NEW(ex, B, H, W, Hd);
     refiner_stem(ex, cfg, w, &in, &a, stp, frozen);
-    refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, stp, frozen, stp ? NULL : delta_raw);
+    fused_gn        fg;
+    const fused_gn *fp = !stp && fused_wanted(ex, cfg) ? (fg = fused_new(ex, cfg, B, H, W), &fg) : NULL;
+    refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, stp, frozen, stp ? NULL : delta_raw, fp);
     if (stp) ck_linear(ex, delta_raw, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     ck_arena_reset(ex->arena, mark);
 }
@@ -166,7 +236,9 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
     ck_concat_sigmoid(ex, &in, x, 3, &up);
     refiner_stem(ex, cfg, w, &in, &a, NULL, 0);
 
-    ck_tensor delta = *out; /* delta_raw (B,H,W,4) float32 */
+    fused_gn        fg;
+    const fused_gn *fp    = fused_wanted(ex, cfg) ? (fg = fused_new(ex, cfg, B, H, W), &fg) : NULL;
+    ck_tensor       delta = *out; /* delta_raw (B,H,W,4) float32 */
     if (band) {
         const ck_tensor below = rows_view(&base, P + H, dmax);
         ck_zero(ex, &below);
@@ -178,11 +250,11 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
         const size_t  dbytes = ck_tensor_nbytes(out);
         const int     room   = (size_t)(band + 2 * dmax) * row >= dbytes && (size_t)(tail0 - P) * row >= dbytes;
         if (room) delta = ck_tensor_make((uint8_t *)base.data + (size_t)tail0 * row, CK_DTYPE_F32, 4, out->shape);
-        refiner_blocks(ex, cfg, w, &a, &t, NULL, &base, P, band, NULL, 0, room ? &delta : NULL);
+        refiner_blocks(ex, cfg, w, &a, &t, NULL, &base, P, band, NULL, 0, room ? &delta : NULL, fp);
         if (!room) ck_linear(ex, out, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     } else {
         ck_tensor u = CK_NEW(ex, B, H, W, Hd);
-        refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, NULL, 0, out); /* delta_raw, into out */
+        refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, NULL, 0, out, fp); /* delta_raw, into out */
     }
     ck_resize_bilinear(ex, &up, logits, 0); /* t's memory is free again */
     ck_sigmoid_add(ex, out, &up, &delta, delta_scale);

@@ -126,8 +126,11 @@ typedef struct ck_tile_blend_args {
 #define CK_GRAPH_SLOTS 33 /* batch sizes 1 .. CK_MAX_BATCH (include/ckey.h) */
 
 typedef struct ck_backend_ext {
-    /* Optional ops (ops_list.h CK_OPS_OPTIONAL: only the tiled refiner's), NULL when absent. */
+    /* Optional ops (ops_list.h CK_OPS_OPTIONAL: some refiner paths'), NULL when absent. */
     CK_OPS_OPTIONAL(CK_OP_SLOT)
+    /* Optional: whether conv3x3_gn runs a fused kernel for maps of this dtype, width and group count (else it
+     * runs, if at all, as a reference composition that is slower than the unfused ops). */
+    int (*conv3x3_gn_fast)(ck_backend *be, ck_dtype dt, int channels, int groups);
     /* Optional: pre-processing on the device ("gpu_preprocess"), enqueued like an op. */
     void (*preprocess)(ck_backend *be, const ck_preprocess_args *a);
     /* Optional: post-processing on the device ("gpu_postprocess"), enqueued like an op; its scratch. */

@@ -281,3 +281,32 @@ void ck_copy_rect(ck_exec *ex, const ck_tensor *y, int dy, int dx, const ck_tens
     CK_ASSERT(sy + h <= x->shape[1] && sx + w <= x->shape[2] && dy + h <= y->shape[1] && dx + w <= y->shape[2]);
     RUNP(ex, "copy_rect", ex->be->ext.copy_rect(ex->be, y, dy, dx, x, sy, sx, h, w));
 }
+
+void ck_conv3x3_gn(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
+                   int dilation, int row0, const ck_tensor *x_stats, const ck_tensor *gamma, const ck_tensor *beta,
+                   const ck_tensor *moments) {
+    CK_ASSERT(ex->be->ext.conv3x3_gn && "the backend has the optional op conv3x3_gn");
+    CK_ASSERT(x->ndim == 4 && y->ndim == 4 && w->ndim == 4 && moments->ndim == 5 && dilation >= 1);
+    const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], C = x->shape[3], h = y->shape[1];
+    const int64_t groups = moments->shape[3];
+    CK_ASSERT(y->shape[0] == B && y->shape[2] == W && y->shape[3] == C && y->dtype == x->dtype);
+    CK_ASSERT(w->shape[0] == C && w->shape[1] == C && w->shape[2] == 3 && w->shape[3] == 3 && w->dtype == x->dtype);
+    CK_ASSERT(b && b->dtype == CK_DTYPE_F32 && b->shape[0] == C && row0 >= 0 && h >= 1 && row0 + h <= H);
+    CK_ASSERT(moments->dtype == CK_DTYPE_F32 && moments->shape[0] == B && moments->shape[1] == H);
+    CK_ASSERT(moments->shape[2] == (W + CK_GN_SEG - 1) / CK_GN_SEG && moments->shape[4] == 2 && C % groups == 0);
+    if (x_stats) {
+        CK_ASSERT(x_stats->dtype == CK_DTYPE_F32 && ck_tensor_numel(x_stats) == B * groups * 2);
+        CK_ASSERT(gamma && beta && gamma->dtype == CK_DTYPE_F32 && beta->dtype == CK_DTYPE_F32);
+        CK_ASSERT(gamma->shape[0] == C && beta->shape[0] == C);
+    }
+    RUNP(ex, "conv2d 3x3 +gn", ex->be->ext.conv3x3_gn(ex->be, y, x, w, b, dilation, row0, x_stats, gamma, beta, moments));
+}
+
+void ck_gn_moments_stats(ck_exec *ex, const ck_tensor *stats, const ck_tensor *moments, int width, int group_size,
+                         float eps) {
+    CK_ASSERT(ex->be->ext.gn_moments_stats && "the backend has the optional op gn_moments_stats");
+    CK_ASSERT(moments->ndim == 5 && moments->dtype == CK_DTYPE_F32 && stats->dtype == CK_DTYPE_F32);
+    CK_ASSERT(moments->shape[2] == (width + CK_GN_SEG - 1) / CK_GN_SEG && group_size >= 1);
+    CK_ASSERT(ck_tensor_numel(stats) == moments->shape[0] * moments->shape[3] * 2);
+    RUNP(ex, "groupnorm stats", ex->be->ext.gn_moments_stats(ex->be, stats, moments, width, group_size, eps));
+}

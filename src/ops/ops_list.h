@@ -8,8 +8,9 @@
  * are written out; the compiler checks each against its generated prototype.
  *
  * CK_OPS: the network's ops, required in every backend (ck_backend_complete). CK_OPS_OPTIONAL: ops that
- * only the tiled refiner (ck_refiner_forward_tiled, model/refiner.c) uses, which no engine path calls;
- * their slots are in be->ext, NULL in a backend without them. Both lists drive the tests: every entry
+ * only some refiner paths use (the tiled refiner, ck_refiner_forward_tiled, and the fused refiner's
+ * convolution with its GroupNorm moments, model/refiner.c); their slots are in be->ext, NULL in a backend
+ * without them. Both lists drive the tests: every entry
  * has a case test_op_<name> in tests/test_ops_cpu.c (CPU against independent references) and in
  * tests/test_cuda_ops.c (CUDA against the CPU), so an op without a test does not build.
  *
@@ -119,6 +120,23 @@
 #define CK_OP_PARAMS_copy_rect                                                                              \
     (const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h, int w)
 
+/* The refiner's 3×3 convolution with its GroupNorms folded in: y (B,h,W,C) = output rows [row0, row0 + h) of
+ * conv2d(a, w (C,C,3,3), padding = dilation) + b (C), where a = x (B,H,W,C), or, with x_stats (B, groups, 2)
+ * (mean, rstd; frozen), a = ReLU(GroupNorm(x)·γ + β) formed as the groupnorm op forms it (rounded to x's
+ * dtype); the padding is zeros of a. moments (B, H, ⌈W/CK_GN_SEG⌉, groups, 2) float32: for every output row of
+ * the band and every CK_GN_SEG-pixel segment of it, (mean, M2) of each channel group of y's stored values;
+ * the other rows' entries are left as they are. y must not overlap the rows of x the band reads. */
+#define CK_GN_SEG 128
+#define CK_OP_PARAMS_conv3x3_gn                                                                             \
+    (const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b, int dilation, int row0,  \
+     const ck_tensor *x_stats, const ck_tensor *gamma, const ck_tensor *beta, const ck_tensor *moments)
+
+/* stats (B, groups, 2) = (mean, 1/√(var + eps)) per sample and group from conv3x3_gn's moments (B, H, nseg,
+ * groups, 2) of a map `width` pixels wide with `group_size` channels per group, merged in float64 in a fixed
+ * order: mean = Σ nᵢ·mᵢ / N, var = (Σ M2ᵢ + nᵢ·(mᵢ − mean)²) / N. */
+#define CK_OP_PARAMS_gn_moments_stats                                                                       \
+    (const ck_tensor *stats, const ck_tensor *moments, int width, int group_size, float eps)
+
 #define CK_OPS(X)       \
     X(linear)           \
     X(layernorm)        \
@@ -141,7 +159,9 @@
 
 #define CK_OPS_OPTIONAL(X) \
     X(groupnorm_stats)     \
-    X(copy_rect)
+    X(copy_rect)           \
+    X(conv3x3_gn)          \
+    X(gn_moments_stats)
 
 /* The parameter list (first, <the op's parameters>), e.g. CK_OP_PARAMS_WITH(ck_backend *be, add) is
  * (ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b). */

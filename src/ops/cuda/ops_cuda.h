@@ -139,6 +139,8 @@ void   ck_tile_normalize_cuda(ck_backend *be, float *acc, const float *wsum, int
 #define CK_OP_CUDA_PROTO(name) void ck_##name##_cuda CK_OP_PARAMS_WITH(ck_backend *be, name);
 CK_OPS(CK_OP_CUDA_PROTO)
 CK_OPS_OPTIONAL(CK_OP_CUDA_PROTO)
+/* conv3x3_gn runs its fused Hopper kernel for such maps (conv3x3_gn.cu). */
+int ck_conv3x3_gn_cuda_fast(ck_backend *be, ck_dtype dt, int channels, int groups);
 #undef CK_OP_CUDA_PROTO
 /* Unfused reference attention ("sdpa=off"): scores materialized per chunk of queries in cu->scratch. */
 void ck_attention_unfused_cuda CK_OP_PARAMS_WITH(ck_backend *be, attention);

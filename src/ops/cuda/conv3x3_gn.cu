@@ -1,0 +1,182 @@
+/* The fused refiner's ops on CUDA (ops_list.h conv3x3_gn, gn_moments_stats); CPU reference ops/cpu/conv_gn.c.
+ *
+ * conv3x3_gn: the Hopper kernel of refiner_conv.cu (wgmma implicit GEMM, GroupNorm + ReLU on the operand
+ * load, moments in the epilogue) wherever it runs: 16-bit maps of 64 channels in 8 groups, dilation 1, 2, 4
+ * or 8, a compute capability 9.0 device with the sm_90a image. Elsewhere a plain kernel (one thread per
+ * output, the same act on load, float32 sums) and a moments kernel: correct everywhere, not fast;
+ * ck_conv3x3_gn_cuda_fast says which one a call gets, so that the model only takes the fused path where it
+ * pays.
+ * gn_moments_stats: one block per (sample, group); the two-pass merge of the CPU op as fixed-order sums in
+ * float64 (each thread a contiguous run of segments, then a tree). Deterministic: no atomics anywhere. */
+#include "ops/cuda/common.cuh"
+#include "ops/cuda/refiner_conv.h"
+
+#define RC_THREADS 256
+
+/* y (B,h,W,C) rows [row0, row0 + h) of conv3×3(act(x)) + b, one thread per output element. */
+template <typename T>
+__global__ void __launch_bounds__(RC_THREADS)
+    conv3x3_act_plain_kernel(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ w,
+                             const float *__restrict__ b, const float *__restrict__ st, const float *__restrict__ gm,
+                             const float *__restrict__ bt, int B, int H, int W, int C, int CG, int groups, int row0,
+                             int h, int d) {
+    const int64_t n = (int64_t)B * h * W * C;
+    CK_GRID_STRIDE(i, n) {
+        const int     oc = (int)(i % C);
+        const int64_t pix = i / C;
+        const int     px = (int)(pix % W), r = (int)((pix / W) % h), bi = (int)(pix / ((int64_t)W * h));
+        const int     yy = row0 + r;
+        float         s  = b[oc];
+        for (int ky = 0; ky < 3; ky++) {
+            const int iy = yy + (ky - 1) * d;
+            if (iy < 0 || iy >= H) continue;
+            for (int kx = 0; kx < 3; kx++) {
+                const int ix = px + (kx - 1) * d;
+                if (ix < 0 || ix >= W) continue;
+                const T *xr = x + (((int64_t)bi * H + iy) * W + ix) * C;
+                for (int ic = 0; ic < C; ic++) {
+                    float v = ck_ldf(xr[ic]);
+                    if (st) {
+                        const int   g  = bi * groups + ic / CG;
+                        const float sc = __fmul_rn(st[2 * g + 1], gm[ic]);
+                        const float sh = __fsub_rn(bt[ic], __fmul_rn(st[2 * g], sc));
+                        v              = __fadd_rn(__fmul_rn(v, sc), sh);
+                        v              = ck_ldf(ck_stf<T>(v > 0.0f ? v : 0.0f));
+                    }
+                    s += v * ck_ldf(w[((int64_t)oc * C + ic) * 9 + ky * 3 + kx]);
+                }
+            }
+        }
+        y[i] = ck_stf<T>(s);
+    }
+}
+
+/* moments (B, H, nseg, groups, 2) of y's rows: one block per (segment, row, sample), groups in turn, two
+ * fixed-order block sums in double (mean, then Σ(v − mean)²). */
+template <typename T>
+__global__ void __launch_bounds__(RC_THREADS)
+    gn_row_moments_kernel(float2 *__restrict__ mom, const T *__restrict__ y, int H, int W, int C, int CG, int groups,
+                          int row0, int h, int nseg) {
+    __shared__ double sh[RC_THREADS];
+    const int     seg = blockIdx.x, r = blockIdx.y, bi = blockIdx.z;
+    const int     p0 = seg * CK_GN_SEG, np = W - p0 < CK_GN_SEG ? W - p0 : CK_GN_SEG, n = np * CG;
+    const T      *yr = y + (((int64_t)bi * h + r) * W + p0) * C;
+    for (int g = 0; g < groups; g++) {
+        double mean = 0.0;
+        for (int pass = 0; pass < 2; pass++) {
+            double a = 0.0;
+            for (int e = threadIdx.x; e < n; e += RC_THREADS) {
+                const double v = ck_ldf(yr[(int64_t)(e / CG) * C + g * CG + e % CG]);
+                a += pass ? (v - mean) * (v - mean) : v;
+            }
+            sh[threadIdx.x] = a;
+            __syncthreads();
+            for (int o = RC_THREADS / 2; o > 0; o >>= 1) {
+                if ((int)threadIdx.x < o) sh[threadIdx.x] += sh[threadIdx.x + o];
+                __syncthreads();
+            }
+            if (pass == 0) mean = sh[0] / n;
+            else if (threadIdx.x == 0)
+                mom[(((int64_t)bi * H + row0 + r) * nseg + seg) * groups + g] = make_float2((float)mean, (float)sh[0]);
+            __syncthreads();
+        }
+    }
+}
+
+__global__ void __launch_bounds__(RC_THREADS)
+    gn_moments_stats_kernel(float *__restrict__ stats, const float2 *__restrict__ mom, int H, int nseg, int groups,
+                            int width, int gsize, float eps) {
+    __shared__ double sh[RC_THREADS];
+    const int     bi = blockIdx.x / groups, g = blockIdx.x % groups;
+    const int64_t ne = (int64_t)H * nseg, per = (ne + RC_THREADS - 1) / RC_THREADS;
+    const int64_t e0 = threadIdx.x * per, e1 = e0 + per < ne ? e0 + per : ne;
+    const double  tot = (double)H * width * gsize;
+    double        mean = 0.0;
+    for (int pass = 0; pass < 2; pass++) {
+        double a = 0.0;
+        for (int64_t e = e0; e < e1; e++) {
+            const int     s  = (int)(e % nseg);
+            const double  nb = (double)(s + 1 < nseg ? CK_GN_SEG : width - s * CK_GN_SEG) * gsize;
+            const float2  m  = mom[((int64_t)bi * ne + e) * groups + g];
+            const double  dl = (double)m.x - mean;
+            a += pass ? (double)m.y + nb * dl * dl : nb * (double)m.x;
+        }
+        sh[threadIdx.x] = a;
+        __syncthreads();
+        for (int o = RC_THREADS / 2; o > 0; o >>= 1) {
+            if ((int)threadIdx.x < o) sh[threadIdx.x] += sh[threadIdx.x + o];
+            __syncthreads();
+        }
+        if (pass == 0) mean = sh[0] / tot;
+        else if (threadIdx.x == 0) {
+            const double var = sh[0] / tot;
+            stats[2 * blockIdx.x]     = (float)mean;
+            stats[2 * blockIdx.x + 1] = (float)(1.0 / sqrt((var > 0.0 ? var : 0.0) + (double)eps));
+        }
+        __syncthreads();
+    }
+}
+
+/* The fused kernel's arguments for this call, or 0 where it cannot serve it. */
+static int fused_args(const ck_cuda *cu, ck__rconv_args *a, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
+                      const ck_tensor *b, int dilation, int row0, const ck_tensor *st, const ck_tensor *gamma,
+                      const ck_tensor *beta, const ck_tensor *moments) {
+    const char *env = getenv("CK_REFINER_CONV");
+    if (env && !strcmp(env, "plain")) return 0;
+    if ((x->dtype != CK_DTYPE_F16 && x->dtype != CK_DTYPE_BF16) || x->shape[3] != CK_RCONV_C ||
+        moments->shape[3] != CK_RCONV_GROUPS || cu->cc_major != 9 || cu->cc_minor != 0)
+        return 0;
+    if (dilation != 1 && dilation != 2 && dilation != 4 && dilation != 8) return 0;
+    memset(a, 0, sizeof *a);
+    a->x = x->data, a->y = y->data, a->w = w->data, a->bias = (const float *)b->data;
+    a->stats = st ? (const float *)st->data : NULL;
+    a->gamma = st ? (const float *)gamma->data : NULL, a->beta = st ? (const float *)beta->data : NULL;
+    a->moments = (float *)moments->data;
+    a->B = (int)x->shape[0], a->H = (int)x->shape[1], a->W = (int)x->shape[2], a->row0 = row0;
+    a->h = (int)y->shape[1], a->dilation = dilation, a->bf16 = x->dtype == CK_DTYPE_BF16, a->sm_count = cu->sm_count;
+    return 1;
+}
+
+extern "C" int ck_conv3x3_gn_cuda_fast(ck_backend *be, ck_dtype dt, int channels, int groups) {
+    const ck_cuda *cu  = ck_cuda_of(be);
+    const char    *env = getenv("CK_REFINER_CONV");
+    return !(env && !strcmp(env, "plain")) && (dt == CK_DTYPE_F16 || dt == CK_DTYPE_BF16) &&
+           channels == CK_RCONV_C && groups == CK_RCONV_GROUPS && cu->cc_major == 9 && cu->cc_minor == 0;
+}
+
+extern "C" void ck_conv3x3_gn_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
+                                   const ck_tensor *b, int dilation, int row0, const ck_tensor *x_stats,
+                                   const ck_tensor *gamma, const ck_tensor *beta, const ck_tensor *moments) {
+    ck_cuda       *cu = ck_cuda_of(be);
+    ck__rconv_args a;
+    if (fused_args(cu, &a, y, x, w, b, dilation, row0, x_stats, gamma, beta, moments) &&
+        ck__refiner_conv(&a, cu->stream)) {
+        CK_KERNEL_CHECK(cu);
+        return;
+    }
+    const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], C = x->shape[3], h = y->shape[1];
+    const int     groups = (int)moments->shape[3], nseg = (int)moments->shape[2];
+    CK_ASSERT(B <= 65535 && h <= 65535 && B * H * W * C < ((int64_t)1 << 40));
+    const float *st = x_stats ? (const float *)x_stats->data : NULL;
+    const float *gm = x_stats ? (const float *)gamma->data : NULL, *bt = x_stats ? (const float *)beta->data : NULL;
+    CK_DISPATCH_FLOAT(x->dtype, T, {
+        conv3x3_act_plain_kernel<T><<<ck_grid_for(cu, B * h * W * C, RC_THREADS), RC_THREADS, 0, cu->stream>>>(
+            (T *)y->data, (const T *)x->data, (const T *)w->data, (const float *)b->data, st, gm, bt, (int)B, (int)H,
+            (int)W, (int)C, (int)(C / groups), groups, row0, (int)h, dilation);
+        CK_KERNEL_CHECK(cu);
+        gn_row_moments_kernel<T><<<dim3((unsigned)nseg, (unsigned)h, (unsigned)B), RC_THREADS, 0, cu->stream>>>(
+            (float2 *)moments->data, (const T *)y->data, (int)H, (int)W, (int)C, (int)(C / groups), groups, row0,
+            (int)h, nseg);
+        CK_KERNEL_CHECK(cu);
+    });
+}
+
+extern "C" void ck_gn_moments_stats_cuda(ck_backend *be, const ck_tensor *stats, const ck_tensor *moments, int width,
+                                         int group_size, float eps) {
+    ck_cuda  *cu = ck_cuda_of(be);
+    const int B = (int)moments->shape[0], H = (int)moments->shape[1], nseg = (int)moments->shape[2];
+    const int groups = (int)moments->shape[3];
+    gn_moments_stats_kernel<<<(unsigned)(B * groups), RC_THREADS, 0, cu->stream>>>(
+        (float *)stats->data, (const float2 *)moments->data, H, nseg, groups, width, group_size, eps);
+    CK_KERNEL_CHECK(cu);
+}

@@ -1,0 +1,401 @@
+/* The refiner's 3×3 dilated convolution as an implicit GEMM on Hopper's warpgroup MMA, with the preceding
+ * GroupNorm + ReLU applied while the operand is loaded and the next GroupNorm's moments taken in the epilogue
+ * (refiner_conv.h states what it computes). Host emulation: dev/cuda/refiner_emu.cpp.
+ * ref: PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" (wgmma.mma_async, the matrix
+ *      descriptor, the canonical K-major layouts without swizzle and with the 128-byte swizzle);
+ *      Chan, Golub, LeVeque, "Algorithms for computing the sample variance" (merging (mean, M2) pairs).
+ *
+ * Why this shape: the map is 64 channels wide, so with the pixels as the MMA's M the weight operand (N = 64)
+ * would be re-read from shared memory for every 64 pixels. Here the 64 output channels are M and the pixels
+ * are N = 128: D (64 oc × 128 px) += W_tap (64 oc × 16 ic) · X_tap (16 ic × 128 px), 9 taps × 4 k-steps.
+ *   - W_tap: all 9 taps stay in shared memory for the whole kernel (72 KiB, K-major, 128-byte swizzle).
+ *   - X_tap: the input row y + (ky−1)·d, pixels x0 − d … x0 + 127 + d, held in shared memory in the K-major
+ *     layout without swizzle: core matrices of 8 pixels × 16 bytes, pixel p at p·16 (SBO = 128), the eight
+ *     16-byte channel chunks LBO = 16·(Q + 1) apart (Q pixels per chunk plane; the +1 spreads a pixel's chunks
+ *     over all banks for the stores). Tap kx is the same buffer with its start moved by kx·d pixels: any pixel
+ *     offset is a legal descriptor start, which a swizzled layout would not allow.
+ * Rows: one warpgroup walks a chain of output rows y, y + d, y + 2d, … of one 128-pixel segment, keeping the
+ * three input rows it needs in a ring of three slots; each step loads one new row (global → registers →
+ * GroupNorm + ReLU → shared) while its 36 MMAs run, so every input row is read about once.
+ * Two warpgroups per block work on independent chains and share the weights; each step of one warpgroup's
+ * epilogue (bias, rounding, moments, the transposed store through a staging tile) overlaps the other's MMAs.
+ * The moments of a segment are formed from the rounded outputs in two passes (mean, then Σ(v − mean)²) over
+ * registers, in a fixed order: the result is the same bits every run.
+ * The body exists only in sm_90a images; ck__refiner_conv declines elsewhere (the caller then runs the
+ * unfused ops).
+ */
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "ops/cuda/refiner_conv.h"
+
+#ifndef CK_RCONV_LAUNCH
+#define CK_RCONV_LAUNCH(kern, grid, block, smem, stream, ...) kern<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
+#endif
+
+namespace {
+
+constexpr int kC = CK_RCONV_C, kSeg = CK_RCONV_SEG, kWG = 2, kThreads = 128 * kWG;
+constexpr int kTapBytes = kC * kC * 2;     /* one tap's 64 × 64 weights */
+constexpr int kWBytes   = 9 * kTapBytes;   /* 72 KiB */
+constexpr int kStage    = kSeg * kC * 2;   /* the epilogue's staging tile, 16 KiB */
+constexpr int kMarker   = 16;              /* static shared bytes only the sm_90a body declares */
+
+/* Pixels a slot holds at dilation D (128 + 2D rounded up to 8) and its chunk-plane stride. */
+__host__ __device__ constexpr int slot_q(int D) { return (kSeg + 2 * D + 7) / 8 * 8; }
+__host__ __device__ constexpr int slot_lbo(int D) { return 16 * (slot_q(D) + 1); }
+__host__ __device__ constexpr int slot_bytes(int D) { return 8 * slot_lbo(D); }
+__host__ __device__ constexpr int smem_bytes(int D) { return 1024 + kWBytes + kWG * (3 * slot_bytes(D) + kStage); }
+
+#ifndef CK_CUDA_EMU
+__device__ __forceinline__ uint32_t ck__smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+#endif
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(CK_CUDA_EMU)
+__device__ __forceinline__ uint8_t *ck__dyn_smem() {
+    extern __shared__ __align__(16) uint8_t ck__rconv_smem[];
+    return ck__rconv_smem;
+}
+__device__ __forceinline__ void ck__keep_smem(void *p) {
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(ck__smem_addr(p)), "r"(0u) : "memory");
+}
+__device__ __forceinline__ void ck__wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void ck__wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void ck__wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/* generic-proxy shared stores made visible to the MMA's (async-proxy) operand reads */
+__device__ __forceinline__ void ck__fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* a named barrier over n threads */
+__device__ __forceinline__ void ck__bar_sync_n(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+template <int N> __device__ __forceinline__ void ck__reg_fence(float (&r)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
+}
+#define CK__RC_D64(d)                                                                                         \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),  \
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), \
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), \
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), \
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), \
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define CK__RC_SS128(TY)                                                                                       \
+    "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                              \
+    "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                                              \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"   \
+    "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53," \
+    "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+/* d (64×128 per warpgroup, f32) (+)= A (64×16) · B (16×128), both K-major in shared memory, as the descriptors
+ * say (layout, strides): accumulate = 0 overwrites d. */
+template <typename T>
+__device__ __forceinline__ void ck__wgmma_ss128(float (&d)[64], uint64_t adesc, uint64_t bdesc, int accumulate) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value)
+        asm volatile(CK__RC_SS128("bf16") : CK__RC_D64(d) : "l"(adesc), "l"(bdesc), "r"(accumulate));
+    else
+        asm volatile(CK__RC_SS128("f16") : CK__RC_D64(d) : "l"(adesc), "l"(bdesc), "r"(accumulate));
+}
+#undef CK__RC_SS128
+#undef CK__RC_D64
+#endif
+
+/* Matrix descriptors (PTX ISA, "Matrix Descriptor Format"): start, LBO, SBO in 16-byte units; bits 62-63 the
+ * layout (1: 128-byte swizzle, 0: none). */
+__host__ __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
+}
+__host__ __device__ __forceinline__ uint64_t desc_plain(uint32_t addr, uint32_t lbo) {
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(128 >> 4) << 32;
+}
+
+template <typename T> __device__ __forceinline__ float ld_f(T v) {
+    if constexpr (std::is_same<T, __half>::value) return __half2float(v);
+    else return __bfloat162float(v);
+}
+template <typename T> __device__ __forceinline__ T st_f(float v) {
+    if constexpr (std::is_same<T, __half>::value) return __float2half_rn(v);
+    else return __float2bfloat16_rn(v);
+}
+
+struct Params {
+    const uint4 *x;       /* (B, H, W, 64) as 16-byte chunks */
+    uint4       *y;       /* (B, h, W, 64) */
+    const void  *w;       /* (64, 64, 3, 3) */
+    const float *bias, *stats, *gamma, *beta;
+    float2      *moments; /* (B, H, nseg, 8) */
+    int          B, H, W, row0, h, nseg, chain, pieces, tasks;
+};
+
+/* The input row `row` (absolute in x), pixels x0 − D … of sample b, as this thread's share of 16-byte chunks:
+ * chunk i = t + 128·j is pixel q = i / 8, channel chunk i % 8 = t % 8 (fixed per thread). Out-of-image pixels
+ * and rows are zero after act, so they are never loaded. */
+template <int D> struct RowLoad {
+    static constexpr int NV = (slot_q(D) * 8 + 127) / 128;
+    uint4                v[NV];
+    __device__ __forceinline__ void issue(const Params &p, int b, int row, int x0, int t) {
+        const bool row_ok = row >= 0 && row < p.H;
+#pragma unroll
+        for (int j = 0; j < NV; j++) {
+            const int q = (t + 128 * j) >> 3, px = x0 - D + q;
+            v[j]        = make_uint4(0, 0, 0, 0);
+            if (row_ok && q < kSeg + 2 * D && px >= 0 && px < p.W)
+                v[j] = p.x[(((int64_t)b * p.H + row) * p.W + px) * 8 + (t & 7)];
+        }
+    }
+    /* GroupNorm + ReLU on the loaded values (the unfused apply kernel's operations, so the same bits), then the
+     * 16-byte stores into the slot; `live` marks chunks that came from the image (the rest stay zero). */
+    template <typename T>
+    __device__ __forceinline__ void store(uint8_t *slot, const Params &p, int row, int x0, int t, bool act,
+                                          const float (&sc)[8], const float (&sh)[8]) {
+        const bool row_ok = row >= 0 && row < p.H;
+#pragma unroll
+        for (int j = 0; j < NV; j++) {
+            const int q = (t + 128 * j) >> 3, px = x0 - D + q;
+            if (q >= slot_q(D)) continue;
+            uint4 o = v[j];
+            if (act && row_ok && q < kSeg + 2 * D && px >= 0 && px < p.W) {
+                T e[8];
+                memcpy((void *)e, &o, 16);
+#pragma unroll
+                for (int k = 0; k < 8; k++) {
+                    float f = __fadd_rn(__fmul_rn(ld_f(e[k]), sc[k]), sh[k]);
+                    e[k]    = st_f<T>(f > 0.0f ? f : 0.0f);
+                }
+                memcpy(&o, (const void *)e, 16);
+            }
+            *reinterpret_cast<uint4 *>(slot + (t & 7) * slot_lbo(D) + q * 16) = o;
+        }
+    }
+};
+
+constexpr uint32_t kWgmmaMarkerWords = kMarker / 4;
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
+    __shared__ __align__(16) uint32_t marker[kWgmmaMarkerWords];
+    uint8_t       *raw  = ck__dyn_smem();
+    const uint32_t raw_addr = ck__smem_addr(raw);
+    uint8_t       *sw   = raw + ((1024 - (raw_addr & 1023)) & 1023); /* weights (9, 64 oc, 64 ic), 1024-aligned */
+    const int      tid = threadIdx.x, wg = tid >> 7, t = tid & 127, warp = t >> 5, lane = t & 31;
+    uint8_t       *slots = sw + kWBytes + wg * (3 * slot_bytes(D) + kStage); /* this warpgroup's 3 slots */
+    uint8_t       *stage = slots + 3 * slot_bytes(D);                        /* (128 px, 64 oc), swizzled */
+    if (tid == 0) ck__keep_smem(marker);
+
+    /* weights: element (oc n, ic k, tap) read in PyTorch's order, stored at tap·8 KiB + n·128 + swizzled chunk */
+    {
+        const uint16_t *wg16 = reinterpret_cast<const uint16_t *>(p.w);
+        for (int e = tid; e < 9 * kC * kC; e += kThreads) {
+            const int tap = e % 9, nk = e / 9, n = nk >> 6, k = nk & 63;
+            *reinterpret_cast<uint16_t *>(sw + tap * kTapBytes + n * 128 + ((((k >> 3) ^ (n & 7))) << 4) + (k & 7) * 2) =
+                wg16[e];
+        }
+    }
+    ck__fence_proxy_async();
+    __syncthreads();
+
+    const uint32_t w_addr = ck__smem_addr(sw), slot_addr = ck__smem_addr(slots);
+    const int      bar_id = 1 + wg;
+    const bool     act    = p.stats != nullptr;
+    /* the bias of this thread's two accumulator rows (output channels) */
+    const int   oc0 = 16 * warp + (lane >> 2);
+    const float bias0 = p.bias[oc0], bias1 = p.bias[oc0 + 8];
+
+    for (int task = blockIdx.x * kWG + wg; task < p.tasks; task += gridDim.x * kWG) {
+        int       q     = task;
+        const int seg   = q % p.nseg;
+        q /= p.nseg;
+        const int piece = q % p.pieces;
+        q /= p.pieces;
+        const int res = q % D, b = q / D;
+        const int i0  = res + D * piece * p.chain; /* first output row of the chain, relative to row0 */
+        if (i0 >= p.h) continue;
+        const int x0 = seg * kSeg;
+
+        /* act's per-channel coefficients for this thread's chunk (channels 8c … 8c + 7 = group c) */
+        float sc[8], sh[8];
+        if (act) {
+            const int   c    = t & 7;
+            const float mean = p.stats[(b * 8 + c) * 2], rstd = p.stats[(b * 8 + c) * 2 + 1];
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                sc[k] = __fmul_rn(rstd, p.gamma[8 * c + k]);
+                sh[k] = __fsub_rn(p.beta[8 * c + k], __fmul_rn(mean, sc[k]));
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < 8; k++) sc[k] = 1.0f, sh[k] = 0.0f;
+        }
+
+        /* the ring: slot (rot + k) % 3 holds input row y + (k − 1)·D */
+        int       rot = 0;
+        const int y0  = p.row0 + i0;
+        RowLoad<D> ld;
+#pragma unroll 1
+        for (int k = 0; k < 3; k++) {
+            ld.issue(p, b, y0 + (k - 1) * D, x0, t);
+            ld.template store<T>(slots + k * slot_bytes(D), p, y0 + (k - 1) * D, x0, t, act, sc, sh);
+        }
+        ck__fence_proxy_async();
+        ck__bar_sync_n(bar_id, 128);
+
+        for (int s = 0; s < p.chain; s++) {
+            const int i = i0 + D * s;
+            if (i >= p.h) break;
+            const int  y    = p.row0 + i;
+            const bool more = s + 1 < p.chain && i + D < p.h;
+
+            float acc[64];
+#pragma unroll
+            for (int k = 0; k < 64; k++) acc[k] = 0.0f;
+            ck__wgmma_fence();
+#pragma unroll
+            for (int ky = 0; ky < 3; ky++) {
+                const int      sl = rot + ky >= 3 ? rot + ky - 3 : rot + ky;
+                const uint32_t xb = slot_addr + sl * slot_bytes(D);
+#pragma unroll
+                for (int kx = 0; kx < 3; kx++)
+#pragma unroll
+                    for (int ks = 0; ks < 4; ks++)
+                        ck__wgmma_ss128<T>(acc, desc_sw128(w_addr + (ky * 3 + kx) * kTapBytes + ks * 32),
+                                           desc_plain(xb + kx * D * 16 + 2 * ks * slot_lbo(D), slot_lbo(D)),
+                                           ky | kx | ks);
+            }
+            ck__wgmma_commit();
+            if (more) ld.issue(p, b, y + 2 * D, x0, t); /* in flight while the MMAs run */
+            ck__wgmma_wait<0>();
+            ck__reg_fence(acc);
+            ck__bar_sync_n(bar_id, 128); /* every warp's MMAs are done with row y − D's slot and with the staging */
+            if (more) {
+                ld.template store<T>(slots + rot * slot_bytes(D), p, y + 2 * D, x0, t, act, sc, sh);
+                ck__fence_proxy_async();
+            }
+
+            /* epilogue: bias, rounding, moments per (group, segment), the transposed tile into the staging */
+            const int nvalid = p.W - x0 < kSeg ? p.W - x0 : kSeg;
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++) {
+                const int   oc = oc0 + 8 * hh;
+                const float bs = hh ? bias1 : bias0;
+                float       sum = 0.0f;
+#pragma unroll
+                for (int j = 0; j < 16; j++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int   px = 8 * j + 2 * (lane & 3) + e;
+                        const T     v  = st_f<T>(acc[4 * j + 2 * hh + e] + bs);
+                        const float f  = ld_f(v);
+                        acc[4 * j + 2 * hh + e] = f;
+                        *reinterpret_cast<T *>(stage + px * 128 + ((((oc >> 3) ^ (px & 7))) << 4) + (oc & 7) * 2) = v;
+                        if (px < nvalid) sum += f;
+                    }
+                for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+                const float mean = sum / (float)(8 * nvalid);
+                float       m2   = 0.0f;
+#pragma unroll
+                for (int j = 0; j < 16; j++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int   px = 8 * j + 2 * (lane & 3) + e;
+                        const float dv = acc[4 * j + 2 * hh + e] - mean;
+                        if (px < nvalid) m2 += dv * dv;
+                    }
+                for (int o = 16; o > 0; o >>= 1) m2 += __shfl_xor_sync(0xffffffffu, m2, o);
+                if (lane == 0)
+                    p.moments[(((int64_t)b * p.H + y) * p.nseg + seg) * 8 + 2 * warp + hh] = make_float2(mean, m2);
+            }
+            ck__bar_sync_n(bar_id, 128); /* the staging tile is complete; the new slot is visible */
+            uint4 *yrow = p.y + (((int64_t)b * p.h + i) * p.W + x0) * 8;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const int c = t + 128 * j, px = c >> 3, ch = c & 7;
+                if (px < nvalid) yrow[c] = *reinterpret_cast<const uint4 *>(stage + px * 128 + ((ch ^ (px & 7)) << 4));
+            }
+            rot = rot == 2 ? 0 : rot + 1;
+        }
+    }
+#else
+    (void)p;
+    __trap(); /* never launched: the host sees no marker in this image */
+#endif
+}
+
+/* The sm_90a image is the one loaded on this device (its body declares the marker), queried once per device. */
+int kernel_ready(const void *kern) {
+    static int cache[64]; /* 0 unknown, 1 yes, 2 no */
+    int        dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    if (dev >= 0 && dev < 64 && cache[dev]) return cache[dev] == 1;
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return 0;
+    int ok = 0;
+    if (major == 9 && minor == 0) {
+        cudaFuncAttributes fa;
+        if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        ok = fa.sharedSizeBytes == (size_t)kMarker;
+    }
+    if (dev >= 0 && dev < 64) cache[dev] = ok ? 1 : 2;
+    return ok;
+}
+
+template <typename T, int D> int launch(const ck__rconv_args *a, cudaStream_t stream) {
+    auto kern = refiner_conv_kernel<T, D>;
+    if (!kernel_ready((const void *)kern)) return 0;
+    Params p;
+    p.x = (const uint4 *)a->x, p.y = (uint4 *)a->y, p.w = a->w;
+    p.bias = a->bias, p.stats = a->stats, p.gamma = a->gamma, p.beta = a->beta;
+    p.moments = (float2 *)a->moments;
+    p.B = a->B, p.H = a->H, p.W = a->W, p.row0 = a->row0, p.h = a->h;
+    p.nseg = (a->W + kSeg - 1) / kSeg;
+    /* chains of at most 32 steps, shorter when that leaves warpgroups idle (small maps, thin bands) */
+    const int     nwg   = 2 * (a->sm_count > 0 ? a->sm_count : 1);
+    const int64_t steps = (int64_t)a->B * a->h * p.nseg;
+    int64_t       chain = steps / (2 * nwg);
+    chain   = chain < 4 ? 4 : chain > 32 ? 32 : chain;
+    p.chain = (int)chain;
+    const int per_res = (a->h + D - 1) / D; /* the longest chain of one residue class */
+    p.pieces          = (per_res + p.chain - 1) / p.chain;
+    const int64_t tasks = (int64_t)a->B * D * p.pieces * p.nseg;
+    if (tasks > INT32_MAX) return 0;
+    p.tasks = (int)tasks;
+    const int64_t blocks = (tasks + kWG - 1) / kWG;
+    const int     grid   = (int)(blocks < a->sm_count ? blocks : (a->sm_count > 0 ? a->sm_count : 1));
+    if (cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(D)) !=
+        cudaSuccess)
+        return 0;
+    CK_RCONV_LAUNCH(kern, dim3((unsigned)grid), dim3(kThreads), (size_t)smem_bytes(D), stream, p);
+    return 1;
+}
+
+template <typename T> int launch_d(const ck__rconv_args *a, cudaStream_t stream) {
+    switch (a->dilation) {
+    case 1: return launch<T, 1>(a, stream);
+    case 2: return launch<T, 2>(a, stream);
+    case 4: return launch<T, 4>(a, stream);
+    case 8: return launch<T, 8>(a, stream);
+    default: return 0;
+    }
+}
+
+} /* namespace */
+
+extern "C" size_t ck__refiner_conv_smem(int dilation) { return (size_t)smem_bytes(dilation); }
+
+extern "C" int ck__refiner_conv(const ck__rconv_args *a, cudaStream_t stream) {
+    const uintptr_t al = (uintptr_t)a->x | (uintptr_t)a->y | (uintptr_t)a->w;
+    if ((al & 15) || a->B < 1 || a->H < 1 || a->W < 1 || a->h < 1 || a->row0 < 0 || a->row0 + a->h > a->H ||
+        (int64_t)a->B * a->H * a->W > INT32_MAX / 8 * 8)
+        return 0;
+    return a->bf16 ? launch_d<__nv_bfloat16>(a, stream) : launch_d<__half>(a, stream);
+}
