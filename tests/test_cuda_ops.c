@@ -704,6 +704,20 @@ static void test_op_linear(void) {
     test_linear(45, 24, 40, 1, CK_ACT_RELU, 0);
     test_linear(17, 64, 96, 0, CK_ACT_NONE, 1);
     test_linear(1, 1, 1, 1, CK_ACT_NONE, 0);
+    /* the Hopper GEMM with its epilogue in registers (CK_LINEAR_GEMM; elsewhere these run the default path):
+     * fc1's GELU at each stage's width, a residual after the activation, in place, ragged tiles, and with
+     * =all the linears without an activation too */
+    setenv("CK_LINEAR_GEMM", "1", 1);
+    test_linear(16384, 112, 448, 1, CK_ACT_GELU, 0);
+    test_linear(4096, 224, 896, 1, CK_ACT_GELU, 0);
+    test_linear(1000, 448, 1792, 1, CK_ACT_GELU, 0);
+    test_linear(300, 896, 3584, 1, CK_ACT_GELU, 1);
+    test_linear(77, 24, 40, 1, CK_ACT_RELU, 0);
+    setenv("CK_LINEAR_GEMM", "all", 1);
+    test_linear(16384, 448, 112, 1, CK_ACT_NONE, 2);
+    test_linear(4096, 224, 672, 1, CK_ACT_NONE, 0);
+    test_linear(333, 1792, 448, 0, CK_ACT_NONE, 1);
+    unsetenv("CK_LINEAR_GEMM");
     test_linear(1000, 130, 70, 0, CK_ACT_GELU, 1);
 }
 

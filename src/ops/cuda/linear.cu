@@ -18,9 +18,12 @@
  *   - Residual with no activation is the GEMM's C operand with beta = 1 (in place when it aliases y):
  *     y = xWᵀ + b + r with one rounding; with an activation it is added after it, by the epilogue kernel
  *     (CPU order: act(xWᵀ + b) + r).
+ * CK_LINEAR_GEMM=1 routes linears with an activation (fc1's GELU) to gemm_sm90.cu on Hopper instead: the same
+ * roundings, the activation and residual applied to the accumulators, no second pass (=all: every 16-bit linear).
  * Plans (descriptors + heuristic algorithm) are cached per problem in the backend. If cuBLASLt has no
  * algorithm for a problem, a plain tiled fp32-accumulate kernel computes it (correct, slow; odd shapes). */
 #include "ops/cuda/common.cuh"
+#include "ops/cuda/gemm_sm90.h"
 
 /* ---- epilogue: y = act(y + b) + r, b float32 (N), r like y; any of b / act / r may be absent ---- */
 
@@ -206,6 +209,23 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
     const void  *res  = residual ? residual->data : NULL; /* (M, N), may alias y */
     /* the bias cuBLASLt adds: (N) in the output dtype; NULL when there is none or no copy could be made */
     const void  *lt_b = !b ? NULL : ot == CK_DTYPE_F32 ? (const void *)bias : ck__derived_get(be, b, CK_DERIVED_CAST, ot);
+
+    /* CK_LINEAR_GEMM=1: linears with an activation through the Hopper GEMM with the epilogue in registers
+     * (gemm_sm90.cu: no second pass over y); =all: every 16-bit linear (A/B runs). Declines elsewhere. */
+    if (ot == dt && dt != CK_DTYPE_F32 && cu->cc_major == 9 && cu->cc_minor == 0) {
+        const char *env = getenv("CK_LINEAR_GEMM");
+        if (env && (!strcmp(env, "all") || (!strcmp(env, "1") && act != CK_ACT_NONE))) {
+            ck__gemm_args g;
+            memset(&g, 0, sizeof g);
+            g.x = x->data, g.w = w->data, g.y = y->data, g.res = res;
+            g.bias_t = lt_b, g.bias_f = lt_b ? NULL : bias;
+            g.M = M, g.N = (int)N, g.K = (int)K, g.act = (int)act, g.bf16 = dt == CK_DTYPE_BF16;
+            if (ck__gemm_sm90(&g, cu->stream)) {
+                CK_KERNEL_CHECK(cu);
+                return;
+            }
+        }
+    }
 
     /* What cuBLASLt does (epilogue, beta) and what is left to the epilogue kernel (post_*). */
     cublasLtEpilogue_t epi       = lt_b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
