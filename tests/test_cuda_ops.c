@@ -975,6 +975,31 @@ static void test_op_gn_moments_stats(void) {
     tp_free(&y), tp_free(&m), tp_free(&s);
 }
 
+/* layernorm_linear against the CPU: on Hopper in 16 bits the GEMM normalizing x as it lands (row statistics of
+ * the default LayerNorm), elsewhere and for odd widths the composition. */
+static void test_layernorm_linear(int64_t M, int64_t K, int64_t N, ck_act act, int res) {
+    char what[128];
+    snprintf(what, sizeof what, "layernorm_linear %lldx%lld->%lld%s%s", (long long)M, (long long)K, (long long)N,
+             act == CK_ACT_GELU ? " +gelu" : act == CK_ACT_RELU ? " +relu" : "", res ? " +res" : "");
+    tpair x = TP(K_ACT, F_RAND, 2.0f, 0.7f, M, K), g = TP(K_VEC, F_RAND, 0.3f, 1.0f, K), bt = TP(K_VEC, F_RAND, 0.3f, 0.0f, K);
+    tpair w = TP(K_W, F_RAND, 1.0f / sqrtf((float)K), 0.0f, N, K), b = TP(K_VEC, F_RAND, 0.5f, 0.0f, N);
+    tpair r = {0};
+    if (res) r = TP(K_ACT, F_RAND, 1.0f, 0.0f, M, N);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, M, N), xn = TP(K_ACT, F_OUT, 0, 0, M, K);
+    ck_layernorm_linear(&g_exc, &y.c, &x.c, &g.c, &bt.c, 1e-6f, &w.c, &b.c, act, res ? &r.c : NULL, &xn.c);
+    ck_layernorm_linear(&g_exg, &y.d, &x.d, &g.d, &bt.d, 1e-6f, &w.d, &b.d, act, res ? &r.d : NULL, &xn.d);
+    tp_compare(what, &y, 1.0);
+    tp_free(&x), tp_free(&g), tp_free(&bt), tp_free(&w), tp_free(&b), tp_free(&r), tp_free(&y), tp_free(&xn);
+}
+
+static void test_op_layernorm_linear(void) {
+    test_layernorm_linear(16384, 112, 336, CK_ACT_NONE, 0); /* norm1 → qkv, stage 0 at S = 512 */
+    test_layernorm_linear(16384, 112, 448, CK_ACT_GELU, 0); /* norm2 → fc1 */
+    test_layernorm_linear(1001, 448, 1792, CK_ACT_GELU, 0); /* stage 2, ragged rows */
+    test_layernorm_linear(256, 896, 3584, CK_ACT_GELU, 1);  /* stage 3, a residual after the activation */
+    test_layernorm_linear(37, 20, 12, CK_ACT_NONE, 0);      /* widths off the 16-byte grid: the composition */
+}
+
 /* The registry: one case per op of ops_list.h, both lists. An op without its test_op_<name> above does not
  * compile (undeclared identifier). */
 static const struct {

@@ -6,7 +6,9 @@
  *    the refiner;
  *  - the unfused decoder (fused_decode off: heads one after the other) equals the fused one;
  *  - the fused refiner (CK_REFINER_FUSED=1: GroupNorm moments from the convolutions, GroupNorm 1 applied inside
- *    conv2; on the CPU its reference composition) equals the unfused one, in the keep, slim and banded forwards. */
+ *    conv2; on the CPU its reference composition) equals the unfused one, in the keep, slim and banded forwards;
+ *  - the LayerNorms folded into the linears after them (CK_LN_LINEAR=1; on the CPU the composition) change
+ *    nothing. */
 #include "engine/ctx.h"
 #include "harness.h"
 #include "ckey_io.h"
@@ -93,6 +95,18 @@ int main(void) {
         }
         unsetenv("CK_REFINER_BAND");
         unsetenv("CK_REFINER_FUSED");
+    }
+
+    {
+        ck_ctx *plain = open_ctx(ck, 0, 1, 1);
+        CHECK(plain && run(plain, x, ref));
+        ck_ctx_free(plain);
+        setenv("CK_LN_LINEAR", "1", 1);
+        ck_ctx *ctx = open_ctx(ck, 0, 1, 1);
+        CHECK(ctx && run(ctx, x, got));
+        check_close("LayerNorm folded into the linears vs not", got, ref, (size_t)S * S * 4, 0.0, 0.0);
+        ck_ctx_free(ctx);
+        unsetenv("CK_LN_LINEAR");
     }
 
     ck_ctx *fused = open_ctx(ck, 0, 1, 1), *unfused = open_ctx(ck, 0, 1, 0);

@@ -929,6 +929,43 @@ static void test_op_gn_moments_stats(void) {
     case_gn_moments_stats(1, 3, 7, 8, 1);
 }
 
+/* ---- layernorm_linear: LayerNorm then a linear (+ act, residual), against float64 ---- */
+
+static void case_layernorm_linear(int64_t M, int64_t K, int64_t Nn, ck_act act, int res) {
+    char what[96];
+    snprintf(what, sizeof what, "layernorm_linear %lldx%lld->%lld act%d res%d", (long long)M, (long long)K,
+             (long long)Nn, act, res);
+    ck_tensor x = FT(2.0f, 0.7f, M, K), g = FT(0.3f, 1.0f, K), bt = FT(0.3f, 0.0f, K);
+    ck_tensor w = FT(1.0f / sqrtf((float)K), 0.0f, Nn, K), b = FT(0.5f, 0.0f, Nn), r = FT(1.0f, 0.0f, M, Nn);
+    ck_tensor y = FT(9, 0, M, Nn), xn = FT(9, 0, M, K);
+    float    *ref = ref_of(&y);
+    double   *a   = malloc(sizeof(double) * (size_t)K);
+    CK_ASSERT(a);
+    for (int64_t m = 0; m < M; m++) {
+        double mean = 0, var = 0;
+        for (int64_t k = 0; k < K; k++) mean += F(x)[m * K + k];
+        mean /= (double)K;
+        for (int64_t k = 0; k < K; k++) var += (F(x)[m * K + k] - mean) * (F(x)[m * K + k] - mean);
+        const double rstd = 1.0 / sqrt(var / (double)K + 1e-6);
+        for (int64_t k = 0; k < K; k++) a[k] = (F(x)[m * K + k] - mean) * rstd * F(g)[k] + F(bt)[k];
+        for (int64_t n = 0; n < Nn; n++) {
+            double acc = F(b)[n];
+            for (int64_t k = 0; k < K; k++) acc += a[k] * F(w)[n * K + k];
+            ref[m * Nn + n] = (float)(act_ref(acc, act) + (res ? F(r)[m * Nn + n] : 0.0));
+        }
+    }
+    ck_layernorm_linear(&g_ex, &y, &x, &g, &bt, 1e-6f, &w, &b, act, res ? &r : NULL, &xn);
+    check_close(what, F(y), ref, N(y), 1e-5, 1e-5);
+    free(a), free(ref), free(x.data), free(g.data), free(bt.data), free(w.data), free(b.data), free(r.data);
+    free(y.data), free(xn.data);
+}
+
+static void test_op_layernorm_linear(void) {
+    case_layernorm_linear(37, 112, 336, CK_ACT_NONE, 0);
+    case_layernorm_linear(20, 112, 448, CK_ACT_GELU, 0);
+    case_layernorm_linear(9, 24, 40, CK_ACT_RELU, 1);
+}
+
 /* ======================= the registry ======================= */
 
 /* One case per op of ops_list.h, both lists: an op without its test_op_<name> above does not compile

@@ -38,6 +38,7 @@ static double ulp(double v, bool bf16) {
 struct Case {
     bool bf16;
     int  M, N, K, act, bias, res; /* bias: 0 none, 1 dtype, 2 float32; res: 0 none, 1 own buffer, 2 aliasing y */
+    bool ln;                      /* a LayerNorm in front: x normalized on the fly with given row statistics */
 };
 
 static void run_case(const Case &c, int copy_mode, uint32_t seed) {
@@ -52,6 +53,16 @@ static void run_case(const Case &c, int copy_mode, uint32_t seed) {
     for (auto &v : w) v = f2h(nd(rng) / sqrtf((float)c.K), bf);
     for (int n = 0; n < c.N; n++) bfv[n] = 0.5f * nd(rng), bt[n] = f2h(bfv[n], bf);
     for (auto &v : r) v = f2h(nd(rng), bf);
+    std::vector<float> lns(2 * (size_t)c.M), lng(c.K), lnb(c.K);
+    for (int m = 0; m < c.M; m++) lns[2 * m] = 0.3f * nd(rng), lns[2 * m + 1] = 0.5f + 0.01f * (float)(m % 50);
+    for (int k = 0; k < c.K; k++) lng[k] = 1.0f + 0.3f * nd(rng), lnb[k] = 0.3f * nd(rng);
+    /* the operand as the kernel forms it: ((x − mean)·rstd)·γ + β in float32, rounded to the dtype */
+    std::vector<float> xa((size_t)c.M * c.K);
+    for (int m = 0; m < c.M; m++)
+        for (int k = 0; k < c.K; k++) {
+            const float v = h2f(x[(size_t)m * c.K + k], bf);
+            xa[(size_t)m * c.K + k] = c.ln ? h2f(f2h(((v - lns[2 * m]) * lns[2 * m + 1]) * lng[k] + lnb[k], bf), bf) : v;
+        }
     const uint16_t poison = 0x7FFF;
     std::fill(y.begin(), y.end(), poison);
     if (c.res == 2) std::copy(r.begin(), r.end(), y.begin() + guard);
@@ -64,12 +75,13 @@ static void run_case(const Case &c, int copy_mode, uint32_t seed) {
     a.bias_t = c.bias == 1 ? bt.data() : nullptr, a.bias_f = c.bias == 2 ? bfv.data() : nullptr;
     a.res = c.res == 1 ? (const void *)r.data() : c.res == 2 ? (const void *)(y.data() + guard) : nullptr;
     a.M = c.M, a.N = c.N, a.K = c.K, a.act = c.act, a.bf16 = bf;
+    if (c.ln) a.ln_stats = lns.data(), a.ln_g = lng.data(), a.ln_b = lnb.data();
     const long mma0 = emu::n_mma;
     const int  ran  = ck__gemm_sm90(&a, nullptr);
     g_count++;
     char name[160];
-    snprintf(name, sizeof name, "%s M=%-4d N=%-4d K=%-4d act=%d bias=%d res=%d copies=%s", bf ? "bf16" : "f16 ", c.M,
-             c.N, c.K, c.act, c.bias, c.res, copy_mode ? "deferred" : "at-issue");
+    snprintf(name, sizeof name, "%s M=%-4d N=%-4d K=%-4d act=%d bias=%d res=%d ln=%d copies=%s", bf ? "bf16" : "f16 ",
+             c.M, c.N, c.K, c.act, c.bias, c.res, (int)c.ln, copy_mode ? "deferred" : "at-issue");
     if (!ran) {
         printf("NOT OK %s: the launcher declined\n", name);
         g_fail++;
@@ -87,7 +99,7 @@ static void run_case(const Case &c, int copy_mode, uint32_t seed) {
     for (int m = 0; m < c.M; m++)
         for (int n = 0; n < c.N; n++) {
             double acc = 0;
-            for (int k = 0; k < c.K; k++) acc += (double)h2f(x[(size_t)m * c.K + k], bf) * h2f(w[(size_t)n * c.K + k], bf);
+            for (int k = 0; k < c.K; k++) acc += (double)xa[(size_t)m * c.K + k] * h2f(w[(size_t)n * c.K + k], bf);
             double       f   = acc + (c.bias == 1 ? h2f(bt[n], bf) : c.bias == 2 ? bfv[n] : 0.0);
             const double pre = f;
             if (c.act) {
@@ -115,10 +127,13 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-v")) g_verbose = 1;
     const Case cases[] = {
-        /* bf16    M    N    K  act bias res */
-        {false, 128, 128, 64, 0, 0, 0},   {false, 200, 136, 112, 1, 1, 0}, {true, 200, 136, 112, 1, 1, 0},
-        {false, 130, 64, 256, 1, 2, 1},   {true, 64, 256, 320, 2, 1, 0},   {false, 257, 128, 96, 0, 1, 2},
-        {true, 100, 24, 448, 1, 1, 1},    {false, 96, 448, 112, 1, 1, 0},
+        /* bf16    M    N    K  act bias res ln */
+        {false, 128, 128, 64, 0, 0, 0, false},  {false, 200, 136, 112, 1, 1, 0, false},
+        {true, 200, 136, 112, 1, 1, 0, false},  {false, 130, 64, 256, 1, 2, 1, false},
+        {true, 64, 256, 320, 2, 1, 0, false},   {false, 257, 128, 96, 0, 1, 2, false},
+        {true, 100, 24, 448, 1, 1, 1, false},   {false, 96, 448, 112, 1, 1, 0, false},
+        {false, 200, 336, 112, 0, 1, 0, true},  {true, 130, 448, 112, 1, 1, 0, true},
+        {false, 70, 128, 224, 1, 2, 1, true},   {true, 129, 136, 200, 0, 1, 0, true},
     };
     uint32_t seed = 1;
     for (int mode = 0; mode < 2; mode++)

@@ -29,7 +29,7 @@
 #             96-frame 16-bit 3840×2160 clip end to end with 1..N (multi-GPU kinds; `0,0` on one GPU: streams)
 #   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
 #   optin     the kernels still behind a switch (CK_RESIZE_SUM4=1, CK_LN_ROWS=1, CK_REFINER_FUSED=auto,
-#             CK_LINEAR_GEMM=1): ckey bench
+#             CK_LINEAR_GEMM=1, CK_LN_LINEAR=1): ckey bench
 #             at each of SIZES and 512 × 8, each switch alone and all, beside the default in one call, a per-op
 #             profile at 2048 with the fused refiner, then the precision gate with all switches on (optin.jsonl,
 #             optin_profile.log, accuracy_optin.log); run `tests` in the same call for their op tests
@@ -150,15 +150,16 @@ fi
 
 if has optin; then
     echo "== switched kernels against the default (elapsed $(( $(date +%s) - start )) s)"
-    ALL="CK_RESIZE_SUM4=1 CK_LN_ROWS=1 CK_REFINER_FUSED=auto CK_LINEAR_GEMM=1"
-    for v in default CK_RESIZE_SUM4=1 CK_LN_ROWS=1 CK_REFINER_FUSED=auto CK_LINEAR_GEMM=1 CK_LINEAR_GEMM=all "$ALL"; do
+    ALL="CK_RESIZE_SUM4=1 CK_LN_ROWS=1 CK_REFINER_FUSED=auto CK_LINEAR_GEMM=1 CK_LN_LINEAR=1"
+    for v in default CK_RESIZE_SUM4=1 CK_LN_ROWS=1 CK_REFINER_FUSED=auto CK_LINEAR_GEMM=1 CK_LINEAR_GEMM=all \
+        CK_LN_LINEAR=1 "$ALL"; do
         e=""; [ "$v" != default ] && e=$v
         for a in $(for S in $SIZES; do echo "--size=$S"; done) "--size=512 --batch=8"; do
             env $e $B bench ${a//=/ } --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null |
                 sed "s/^{/{\"switches\": \"$v\", /"
         done
     done | tee "$OUT/optin.jsonl" | cut -c1-160
-    for v in default "CK_REFINER_FUSED=auto CK_LINEAR_GEMM=1"; do
+    for v in default "CK_REFINER_FUSED=auto CK_LINEAR_GEMM=1 CK_LN_LINEAR=1"; do
         e=""; [ "$v" != default ] && e=$v
         echo "== profile 2048, $v"
         env $e $B bench --size 2048 --device cuda --precision fp16 --runs 3 --warmup 2 --profile 1 2>&1 | tail -40

@@ -5,6 +5,15 @@
 #include "model/model.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* CK_LN_LINEAR=1: each LayerNorm runs inside the linear after it (layernorm_linear; off by default until it is
+ * timed on the device). Not at the q-pooling blocks, where LN1(x) also feeds the residual's projection. */
+static int ln_folded(const ck_exec *ex) {
+    const char *env = getenv("CK_LN_LINEAR");
+    return ex->be->ext.layernorm_linear && env && !strcmp(env, "1");
+}
 
 /* One HieraBlock. x: (B, H, W, C_in) → returns (B, H', W', C_out), H' = H/2 at q-pool blocks.
  * Non-pooling blocks update x in place; pooling blocks return a new stream allocated before the
@@ -19,16 +28,21 @@ static ck_tensor hiera_block(ck_exec *ex, const ck_config *cfg, const ck_block_c
     if (bc->q_pool) y = CK_NEW(ex, B, Hq, Wq, Cout);
     const size_t mark = ck_arena_mark(ex->arena);
 
-    ck_tensor xn = CK_NEW(ex, B, H, W, Cin); /* LN1(x) */
-    ck_layernorm(ex, &xn, x, &bw->norm1_w, &bw->norm1_b, cfg->ln_eps);
-    if (bc->q_pool) { /* residual = MaxPool2x2(proj(LN1(x))): the raw x is dropped (model_spec §2.5) */
-        ck_tensor t = CK_NEW(ex, B, H, W, Cout);
-        ck_linear(ex, &t, &xn, &bw->proj_w, &bw->proj_b, CK_ACT_NONE, NULL);
-        ck_maxpool2x2(ex, &y, &t);
+    const int fold_ln = ln_folded(ex);
+    ck_tensor xn      = CK_NEW(ex, B, H, W, Cin); /* LN1(x) */
+    ck_tensor qkv     = CK_NEW(ex, B, H, W, 3 * Cout);
+    if (bc->q_pool || !fold_ln) {
+        ck_layernorm(ex, &xn, x, &bw->norm1_w, &bw->norm1_b, cfg->ln_eps);
+        if (bc->q_pool) { /* residual = MaxPool2x2(proj(LN1(x))): the raw x is dropped (model_spec §2.5) */
+            ck_tensor t = CK_NEW(ex, B, H, W, Cout);
+            ck_linear(ex, &t, &xn, &bw->proj_w, &bw->proj_b, CK_ACT_NONE, NULL);
+            ck_maxpool2x2(ex, &y, &t);
+        }
+        ck_linear(ex, &qkv, &xn, &bw->qkv_w, &bw->qkv_b, CK_ACT_NONE, NULL);
+    } else {
+        ck_layernorm_linear(ex, &qkv, x, &bw->norm1_w, &bw->norm1_b, cfg->ln_eps, &bw->qkv_w, &bw->qkv_b,
+                            CK_ACT_NONE, NULL, &xn);
     }
-
-    ck_tensor qkv = CK_NEW(ex, B, H, W, 3 * Cout);
-    ck_linear(ex, &qkv, &xn, &bw->qkv_w, &bw->qkv_b, CK_ACT_NONE, NULL);
 
     /* Mask units always cover 32×32 input pixels: S/32 units per side on every stage grid. */
     const int     units = cfg->size / (4 * cfg->mask_unit);
@@ -53,9 +67,14 @@ static ck_tensor hiera_block(ck_exec *ex, const ck_config *cfg, const ck_block_c
     ck_arena_reset(ex->arena, mark);
 
     ck_tensor xn2 = CK_NEW(ex, B, Hq, Wq, Cout);
-    ck_layernorm(ex, &xn2, &y, &bw->norm2_w, &bw->norm2_b, cfg->ln_eps);
     ck_tensor hid = CK_NEW(ex, B, Hq, Wq, bc->mlp_hidden);
-    ck_linear(ex, &hid, &xn2, &bw->fc1_w, &bw->fc1_b, CK_ACT_GELU, NULL);
+    if (fold_ln) {
+        ck_layernorm_linear(ex, &hid, &y, &bw->norm2_w, &bw->norm2_b, cfg->ln_eps, &bw->fc1_w, &bw->fc1_b,
+                            CK_ACT_GELU, NULL, &xn2);
+    } else {
+        ck_layernorm(ex, &xn2, &y, &bw->norm2_w, &bw->norm2_b, cfg->ln_eps);
+        ck_linear(ex, &hid, &xn2, &bw->fc1_w, &bw->fc1_b, CK_ACT_GELU, NULL);
+    }
     ck_linear(ex, &y, &hid, &bw->fc2_w, &bw->fc2_b, CK_ACT_NONE, &y); /* x = x + mlp(LN2(x)) */
 
     ck_arena_reset(ex->arena, mark);

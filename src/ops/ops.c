@@ -310,3 +310,18 @@ void ck_gn_moments_stats(ck_exec *ex, const ck_tensor *stats, const ck_tensor *m
     CK_ASSERT(ck_tensor_numel(stats) == moments->shape[0] * moments->shape[3] * 2);
     RUNP(ex, "groupnorm stats", ex->be->ext.gn_moments_stats(ex->be, stats, moments, width, group_size, eps));
 }
+
+void ck_layernorm_linear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                         const ck_tensor *beta, float eps, const ck_tensor *w, const ck_tensor *b, ck_act act,
+                         const ck_tensor *residual, const ck_tensor *xn) {
+    CK_ASSERT(ex->be->ext.layernorm_linear && "the backend has the optional op layernorm_linear");
+    const int64_t K = ck_tensor_last(x);
+    CK_ASSERT(same_shape(x, xn) && xn->dtype == x->dtype && xn->data != x->data && xn->data != y->data);
+    CK_ASSERT(gamma->shape[0] == K && beta->shape[0] == K);
+    CK_ASSERT(w->ndim == 2 && w->shape[1] == K && ck_tensor_last(y) == w->shape[0]);
+    CK_ASSERT(ck_tensor_numel(y) / w->shape[0] == ck_tensor_numel(x) / K && y->data != x->data);
+    CK_ASSERT(!b || b->shape[0] == w->shape[0]);
+    CK_ASSERT(!residual || same_shape(residual, y));
+    RUNP(ex, act == CK_ACT_GELU ? "layernorm+linear+gelu" : "layernorm+linear",
+         ex->be->ext.layernorm_linear(ex->be, y, x, gamma, beta, eps, w, b, act, residual, xn));
+}

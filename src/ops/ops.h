@@ -55,11 +55,12 @@ CK_OP_WRAPPER(ck_sigmoid_add, sigmoid_add)
 CK_OP_WRAPPER(ck_concat_sigmoid, concat_sigmoid)
 CK_OP_WRAPPER(ck_convert, convert)
 CK_OP_WRAPPER(ck_zero, zero)
-/* The optional ops (some refiner paths'): assert that the backend has them. */
+/* The optional ops: assert that the backend has them. */
 CK_OP_WRAPPER(ck_groupnorm_stats, groupnorm_stats)
 CK_OP_WRAPPER(ck_copy_rect, copy_rect)
 CK_OP_WRAPPER(ck_conv3x3_gn, conv3x3_gn)
 CK_OP_WRAPPER(ck_gn_moments_stats, gn_moments_stats)
+CK_OP_WRAPPER(ck_layernorm_linear, layernorm_linear)
 #undef CK_OP_WRAPPER
 /* conv2d with the same padding on every side. */
 void ck_conv2d(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,

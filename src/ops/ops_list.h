@@ -8,9 +8,9 @@
  * are written out; the compiler checks each against its generated prototype.
  *
  * CK_OPS: the network's ops, required in every backend (ck_backend_complete). CK_OPS_OPTIONAL: ops that
- * only some refiner paths use (the tiled refiner, ck_refiner_forward_tiled, and the fused refiner's
- * convolution with its GroupNorm moments, model/refiner.c); their slots are in be->ext, NULL in a backend
- * without them. Both lists drive the tests: every entry
+ * only some paths use (the tiled refiner, ck_refiner_forward_tiled, the fused refiner's convolution with its
+ * GroupNorm moments, model/refiner.c, and the encoder's LayerNorm folded into the next linear, model/hiera.c);
+ * their slots are in be->ext, NULL in a backend without them. Both lists drive the tests: every entry
  * has a case test_op_<name> in tests/test_ops_cpu.c (CPU against independent references) and in
  * tests/test_cuda_ops.c (CUDA against the CPU), so an op without a test does not build.
  *
@@ -137,6 +137,14 @@
 #define CK_OP_PARAMS_gn_moments_stats                                                                       \
     (const ck_tensor *stats, const ck_tensor *moments, int width, int group_size, float eps)
 
+/* y (..., N) = linear(LayerNorm(x (..., K); γ, β, eps), w (N, K), b, act, residual): the layernorm op's output
+ * (rounded to x's dtype) into the linear op. xn (..., K) is the composition's buffer: a backend may run the two
+ * ops through it (its contents afterwards unspecified) or normalize x on the fly; the result is the
+ * composition's either way. */
+#define CK_OP_PARAMS_layernorm_linear                                                                       \
+    (const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta, float eps,        \
+     const ck_tensor *w, const ck_tensor *b, ck_act act, const ck_tensor *residual, const ck_tensor *xn)
+
 #define CK_OPS(X)       \
     X(linear)           \
     X(layernorm)        \
@@ -161,7 +169,8 @@
     X(groupnorm_stats)     \
     X(copy_rect)           \
     X(conv3x3_gn)          \
-    X(gn_moments_stats)
+    X(gn_moments_stats)    \
+    X(layernorm_linear)
 
 /* The parameter list (first, <the op's parameters>), e.g. CK_OP_PARAMS_WITH(ck_backend *be, add) is
  * (ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b). */

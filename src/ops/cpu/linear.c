@@ -63,3 +63,11 @@ void ck_linear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const
         }
     }
 }
+
+/* layernorm_linear: the composition through xn, as the op defines it. */
+void ck_layernorm_linear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
+                             const ck_tensor *beta, float eps, const ck_tensor *w, const ck_tensor *b, ck_act act,
+                             const ck_tensor *residual, const ck_tensor *xn) {
+    ck_layernorm_cpu(be, xn, x, gamma, beta, eps);
+    ck_linear_cpu(be, y, xn, w, b, act, residual);
+}

@@ -6,6 +6,9 @@
  * Why: cuBLASLt's GELU epilogue is the tanh approximation, so fc1 today writes xWᵀ + b and a separate pass
  * reads and rewrites it with the exact GELU (1.3 ms of the 2048² forward). Here the GELU (and the residual)
  * is applied to the accumulators before the single store.
+ * With a LayerNorm in front (qkv after norm1, fc1 after norm2), each thread normalizes the chunks of x it copied
+ * as soon as they land, with the row statistics of a small pass and the layernorm op's operations, so the
+ * operand is bit for bit the normalized map the unfused path would have stored and read back.
  * Shape: a block of two warpgroups computes a 128 × 128 tile of y, each warpgroup 64 rows (wgmma
  * m64n128k16, both operands K-major in shared memory with the 128-byte swizzle); K in steps of 64 through a
  * ring of three stages filled by cp.async (zero-filled past M, N and K). Two blocks per SM, so one block's
@@ -113,6 +116,8 @@ template <typename T> struct Params {
     const T     *x, *w, *bias_t, *res;
     T           *y;
     const float *bias_f;
+    const float2 *ln;         /* (M) (mean, rstd), or NULL */
+    const float  *ln_g, *ln_b; /* (K) */
     int64_t      M;
     int          N, K, act, nt;
 };
@@ -157,9 +162,40 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
     float acc[64];
 #pragma unroll
     for (int i = 0; i < 64; i++) acc[i] = 0.0f;
+    /* LayerNorm prologue: this thread copies the A chunks of rows t/8 + 32j (j < 4), channel chunk t % 8 of every
+     * k-step, and normalizes exactly those once they have landed (before the barrier that publishes them) */
+    float2 lnr[4];
+    if (p.ln) {
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int64_t m = m0 + (t >> 3) + 32 * j;
+            lnr[j]          = m < p.M ? p.ln[m] : make_float2(0.0f, 0.0f);
+        }
+    }
     const uint32_t ring_addr = ck__smem_addr(ring);
     for (int kt = 0; kt < nk; kt++) {
         ck__cp_async_wait<kNS - 2>(); /* this thread's copies of tile kt have landed */
+        if (p.ln) {
+            const int k = kt * kBK + 8 * (t & 7), c = t & 7;
+            if (k < p.K) {
+                float g[8], b[8];
+#pragma unroll
+                for (int e = 0; e < 8; e++) g[e] = p.ln_g[k + e], b[e] = p.ln_b[k + e];
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const int r = (t >> 3) + 32 * j;
+                    if (m0 + r >= p.M) continue;
+                    uint8_t *q = ring + (kt % kNS) * kStage + r * 128 + ((c ^ (r & 7)) << 4);
+                    T        e8[8];
+                    memcpy((void *)e8, q, 16);
+#pragma unroll
+                    for (int e = 0; e < 8; e++)
+                        e8[e] = st_f<T>(__fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(ld_f(e8[e]), lnr[j].x), lnr[j].y), g[e]),
+                                                  b[e]));
+                    memcpy(q, (const void *)e8, 16);
+                }
+            }
+        }
         ck__fence_proxy_async();
         __syncthreads(); /* everyone's have, and every warpgroup's MMAs of tile kt − 1 are done */
         {
@@ -242,6 +278,7 @@ template <typename T> int launch(const ck__gemm_args *a, cudaStream_t stream) {
     Params<T> p;
     p.x = (const T *)a->x, p.w = (const T *)a->w, p.y = (T *)a->y, p.res = (const T *)a->res;
     p.bias_t = (const T *)a->bias_t, p.bias_f = a->bias_f;
+    p.ln = (const float2 *)a->ln_stats, p.ln_g = a->ln_g, p.ln_b = a->ln_b;
     p.M = a->M, p.N = a->N, p.K = a->K, p.act = a->act;
     p.nt = (a->N + kBN - 1) / kBN;
     const int64_t blocks = (a->M + kBM - 1) / kBM * p.nt;

@@ -1,6 +1,7 @@
 /* A Hopper GEMM for the encoder's linears with the epilogue cuBLASLt cannot do exactly (src/ops/cuda/gemm_sm90.cu):
  *
- *     y (M, N) = epi(x (M, K) · w (N, K)ᵀ)
+ *     y (M, N) = epi(a (M, K) · w (N, K)ᵀ),  a = x, or with ln_stats a = LayerNorm(x) formed as the layernorm op
+ *                                            forms it: round(((x − mean)·rstd)·γ + β), (mean, rstd) per row given
  *     act NONE: y = round(acc + b + r)                         (cuBLASLt's bias epilogue with beta = 1)
  *     else:     y = round(act(round(acc + b)) + r)             (PyTorch's order: the linear's output rounded,
  *                                                              then the exact erf GELU or ReLU, then the residual)
@@ -28,6 +29,8 @@ typedef struct ck__gemm_args {
     const void  *bias_t; /* (N) in the dtype, or NULL */
     const float *bias_f; /* (N) float32, used when bias_t is NULL; or NULL */
     const void  *res;    /* (M, N) or NULL; may alias y */
+    const float *ln_stats; /* (M, 2) (mean, rstd) of x's rows, or NULL: no LayerNorm */
+    const float *ln_g, *ln_b; /* (K) float32, with ln_stats */
     int64_t      M;
     int          N, K;
     int          act;    /* ck_act: 0 none, 1 GELU (erf), 2 ReLU */

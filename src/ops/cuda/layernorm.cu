@@ -18,9 +18,12 @@ __device__ __forceinline__ float ln_out(float x, float mean, float rstd, float g
 }
 
 /* NCH: 16-byte vectors per lane (row of C = nvec·V elements, nvec ≤ 32·NCH). */
+/* With `stats`, the row's (mean, rstd) go there instead of y (the layernorm_linear op's prologue: the same
+ * statistics, bit for bit, as the normalized map it would have written). */
 template <typename T, int NCH>
 __global__ void layernorm_warp_kernel(T *y, const T *x, const float *__restrict__ gamma,
-                                      const float *__restrict__ beta, int64_t M, int C, float eps) {
+                                      const float *__restrict__ beta, int64_t M, int C, float eps,
+                                      float2 *__restrict__ stats) {
     constexpr int V    = ck_v16<T>::V;
     const int     lane = threadIdx.x & 31;
     const int64_t row  = (int64_t)blockIdx.x * CK_LN_WARPS + (threadIdx.x >> 5);
@@ -55,7 +58,11 @@ __global__ void layernorm_warp_kernel(T *y, const T *x, const float *__restrict_
     }
     const float var  = ck_warp_sum(sq) / (float)C;
     const float rstd = 1.0f / sqrtf(var + eps);
-    T          *yr   = y + row * C; /* (C) */
+    if (stats) {
+        if (lane == 0) stats[row] = make_float2(mean, rstd);
+        return;
+    }
+    T *yr = y + row * C; /* (C) */
 #pragma unroll
     for (int j = 0; j < NCH; j++) {
         const int ci = lane + 32 * j;
@@ -216,13 +223,17 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
     if (vecok && rows && rows[0] == '1' && launch_rows<T>(cu, Y, X, g, b, M, (int)C, eps, nvec)) {
         /* launched */
     } else if (vecok && nvec <= 32) {
-        layernorm_warp_kernel<T, 1><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
+        layernorm_warp_kernel<T, 1><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps,
+                                                                                       nullptr);
     } else if (vecok && nvec <= 64) {
-        layernorm_warp_kernel<T, 2><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
+        layernorm_warp_kernel<T, 2><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps,
+                                                                                       nullptr);
     } else if (vecok && nvec <= 128) {
-        layernorm_warp_kernel<T, 4><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
+        layernorm_warp_kernel<T, 4><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps,
+                                                                                       nullptr);
     } else if (vecok && nvec <= 256) {
-        layernorm_warp_kernel<T, 8><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps);
+        layernorm_warp_kernel<T, 8><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps,
+                                                                                       nullptr);
     } else {
         layernorm_block_kernel<T><<<(unsigned)M, CK_LN_BLOCK, 0, cu->stream>>>(Y, X, g, b, (int)C, eps);
     }
@@ -234,4 +245,27 @@ extern "C" void ck_layernorm_cuda(ck_backend *be, const ck_tensor *y, const ck_t
     ck_cuda *cu = ck_cuda_of(be);
     CK_ASSERT(x->dtype == y->dtype && gamma->dtype == CK_DTYPE_F32 && beta->dtype == CK_DTYPE_F32);
     CK_DISPATCH_FLOAT(x->dtype, T, launch<T>(cu, y, x, (const float *)gamma->data, (const float *)beta->data, eps));
+}
+
+/* (mean, rstd) of every row of x (M, C) into stats (M) float2, as the default (one-row-per-warp) LayerNorm forms
+ * them; 0 where that kernel does not take these rows (C not in 16-byte vectors, or longer than 256 of them). */
+extern "C" int ck__layernorm_row_stats(ck_cuda *cu, const ck_tensor *x, float eps, float2 *stats) {
+    const int64_t C = ck_tensor_last(x), M = ck_tensor_numel(x) / C;
+    const int     V = (int)(16 / ck_dtype_size(x->dtype)), grid = (int)((M + CK_LN_WARPS - 1) / CK_LN_WARPS);
+    const int64_t nvec = C / V;
+    if (C % V || !ck_aligned(x->data, 16) || nvec > 256 || M > 0x7fffffff || x->dtype == CK_DTYPE_F32) return 0;
+    const int nch = nvec <= 32 ? 1 : nvec <= 64 ? 2 : nvec <= 128 ? 4 : 8;
+    CK_DISPATCH_FLOAT(x->dtype, T, {
+        const T *X = (const T *)x->data;
+        if (nch == 1)
+            layernorm_warp_kernel<T, 1><<<grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(NULL, X, NULL, NULL, M, (int)C, eps, stats);
+        else if (nch == 2)
+            layernorm_warp_kernel<T, 2><<<grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(NULL, X, NULL, NULL, M, (int)C, eps, stats);
+        else if (nch == 4)
+            layernorm_warp_kernel<T, 4><<<grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(NULL, X, NULL, NULL, M, (int)C, eps, stats);
+        else
+            layernorm_warp_kernel<T, 8><<<grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(NULL, X, NULL, NULL, M, (int)C, eps, stats);
+    });
+    CK_KERNEL_CHECK(cu);
+    return 1;
 }

@@ -279,3 +279,35 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
     if (post_bias || post_act != CK_ACT_NONE || post_res)
         CK_DISPATCH_FLOAT(ot, T, launch_epilogue<T>(cu, y, M, N, post_bias, post_act, post_res));
 }
+
+/* layernorm_linear: on Hopper in 16 bits the row statistics (the default LayerNorm's, into the scratch) and the
+ * GEMM normalizing x as it lands, so the normalized map is neither written nor read back; elsewhere the
+ * composition through xn. */
+extern "C" void ck_layernorm_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x,
+                                         const ck_tensor *gamma, const ck_tensor *beta, float eps, const ck_tensor *w,
+                                         const ck_tensor *b, ck_act act, const ck_tensor *residual,
+                                         const ck_tensor *xn) {
+    ck_cuda      *cu = ck_cuda_of(be);
+    const int64_t K = w->shape[1], N = w->shape[0], M = ck_tensor_numel(x) / K;
+    const ck_dtype dt = x->dtype;
+    if (dt != CK_DTYPE_F32 && y->dtype == dt && w->dtype == dt && cu->cc_major == 9 && cu->cc_minor == 0 &&
+        (size_t)M * sizeof(float2) <= cu->scratch_bytes && K <= 0x7fffffff && N <= 0x7fffffff) {
+        float2 *stats = (float2 *)cu->scratch; /* (M) */
+        ck__gemm_args g;
+        memset(&g, 0, sizeof g);
+        g.x = x->data, g.w = w->data, g.y = y->data, g.res = residual ? residual->data : NULL;
+        g.bias_t = b ? ck__derived_get(be, b, CK_DERIVED_CAST, dt) : NULL;
+        g.bias_f = b && !g.bias_t ? (const float *)b->data : NULL;
+        g.ln_stats = (const float *)stats, g.ln_g = (const float *)gamma->data, g.ln_b = (const float *)beta->data;
+        g.M = M, g.N = (int)N, g.K = (int)K, g.act = (int)act, g.bf16 = dt == CK_DTYPE_BF16;
+        /* the GEMM's own checks first (without launching), so that the statistics are not computed for nothing */
+        const int shape_ok = N % 8 == 0 && K % 8 == 0 && ((uintptr_t)x->data | (uintptr_t)w->data |
+                                                           (uintptr_t)y->data | (uintptr_t)g.res) % 16 == 0;
+        if (shape_ok && ck__layernorm_row_stats(cu, x, eps, stats) && ck__gemm_sm90(&g, cu->stream)) {
+            CK_KERNEL_CHECK(cu);
+            return;
+        }
+    }
+    ck_layernorm_cuda(be, xn, x, gamma, beta, eps);
+    ck_linear_cuda(be, y, xn, w, b, act, residual);
+}

@@ -141,6 +141,8 @@ CK_OPS(CK_OP_CUDA_PROTO)
 CK_OPS_OPTIONAL(CK_OP_CUDA_PROTO)
 /* conv3x3_gn runs its fused Hopper kernel for such maps (conv3x3_gn.cu). */
 int ck_conv3x3_gn_cuda_fast(ck_backend *be, ck_dtype dt, int channels, int groups);
+/* The default LayerNorm's row statistics (mean, rstd) of x (M, C) into stats (M); 0 where it cannot (layernorm.cu). */
+int ck__layernorm_row_stats(ck_cuda *cu, const ck_tensor *x, float eps, float2 *stats);
 #undef CK_OP_CUDA_PROTO
 /* Unfused reference attention ("sdpa=off"): scores materialized per chunk of queries in cu->scratch. */
 void ck_attention_unfused_cuda CK_OP_PARAMS_WITH(ck_backend *be, attention);
