@@ -265,6 +265,25 @@ static float unpack(uint16_t h, bool bf16) {
     return __half2float(__half(r));
 }
 
+/* ---- for the harnesses: 16-bit values and their units in the last place ---- */
+static uint16_t f2h(float f, bool bf16) {
+    uint16_t u;
+    if (bf16) {
+        const __nv_bfloat16 h = __float2bfloat16_rn(f);
+        memcpy(&u, &h, 2);
+    } else {
+        const __half h = __float2half_rn(f);
+        memcpy(&u, &h, 2);
+    }
+    return u;
+}
+static float h2f(uint16_t u, bool bf16) { return unpack(u, bf16); }
+/* one unit in the last place of v in the dtype (at least the smallest normal's) */
+static double ulp(double v, bool bf16) {
+    const double a = fabs(v) < 6.1e-5 ? 6.1e-5 : fabs(v);
+    return ldexp(1.0, ilogb(a) - (bf16 ? 7 : 10));
+}
+
 } /* namespace emu */
 
 /* ---- the primitives attention.cu expects ---- */
@@ -629,10 +648,6 @@ template <typename T> void ck__wgmma_ss128(float (&d)[64], uint64_t adesc, uint6
             d[4 * j + e] = acc;
         }
     emu::wait(emu::wg_bar[wgi]);
-}
-/* the FA3 kernel's name for it */
-template <typename T> void wgmma_ss128(float (&d)[64], uint64_t adesc, uint64_t bdesc, int accumulate) {
-    ck__wgmma_ss128<T>(d, adesc, bdesc, accumulate);
 }
 /* a named barrier over n threads (bar.sync id, n) */
 void ck__bar_sync_n(int id, int n) {

@@ -16,24 +16,11 @@
 
 #include <cmath>
 
-static int g_verbose, g_fail, g_count;
+using emu::f2h;
+using emu::h2f;
+using emu::ulp;
 
-static uint16_t f2h(float f, bool bf16) {
-    uint16_t u;
-    if (bf16) {
-        const __nv_bfloat16 h = __float2bfloat16_rn(f);
-        memcpy(&u, &h, 2);
-    } else {
-        const __half h = __float2half_rn(f);
-        memcpy(&u, &h, 2);
-    }
-    return u;
-}
-static float h2f(uint16_t u, bool bf16) { return emu::unpack(u, bf16); }
-static double ulp(double v, bool bf16) {
-    const double a = fabs(v) < 6.1e-5 ? 6.1e-5 : fabs(v);
-    return ldexp(1.0, ilogb(a) - (bf16 ? 7 : 10));
-}
+static int g_verbose, g_fail, g_count;
 
 struct Case {
     bool bf16;

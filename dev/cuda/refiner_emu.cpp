@@ -21,26 +21,12 @@
 
 #include <cmath>
 
+using emu::f2h;
+using emu::h2f;
+using emu::ulp;
+
 static int g_verbose, g_fail, g_count;
 
-static uint16_t f2h(float f, bool bf16) {
-    if (bf16) {
-        const __nv_bfloat16 h = __float2bfloat16_rn(f);
-        uint16_t            u;
-        memcpy(&u, &h, 2);
-        return u;
-    }
-    const __half h = __float2half_rn(f);
-    uint16_t     u;
-    memcpy(&u, &h, 2);
-    return u;
-}
-static float h2f(uint16_t u, bool bf16) { return emu::unpack(u, bf16); }
-/* one unit in the last place of v in the dtype */
-static double ulp(double v, bool bf16) {
-    const double a = fabs(v) < 6.1e-5 ? 6.1e-5 : fabs(v);
-    return ldexp(1.0, ilogb(a) - (bf16 ? 7 : 10));
-}
 
 struct Case {
     bool bf16;

@@ -47,6 +47,7 @@
 #include <cuda.h> /* CUtensorMap and its enums (the encoder itself is fetched from the driver at run time) */
 
 #include "ops/cuda/attention.h"
+#include "ops/cuda/hopper.cuh"
 
 #ifndef CK_ATTN_LAUNCH
 #define CK_ATTN_LAUNCH(kern, grid, block, stream, ...) kern<<<(grid), (block), 0, (stream)>>>(__VA_ARGS__)
@@ -63,19 +64,8 @@ constexpr float kCkLog2e = 1.4426950408889634f;
  * signatures, so the kernels below are the code that the emulator runs.
  * ------------------------------------------------------------------------------------------------------- */
 #ifndef CK_ATTN_EMU
-__device__ __forceinline__ uint32_t ck__smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-/* 16-byte global → shared copy; when !valid the 16 bytes are zero-filled and global memory is not read
- * (src-size 0), which is how rows past Tq / Tk become zeros (V rows must be finite: 0·NaN is NaN). */
-__device__ __forceinline__ void ck__cp_async16(void *smem, const void *gmem, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(ck__smem_addr(smem)), "l"(gmem),
-                 "r"(valid ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void ck__cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void ck__cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+/* (shared addresses, cp.async: ops/cuda/hopper.cuh; rows past Tq / Tk land as zeros, and V rows must be finite:
+ * 0·NaN is NaN) */
 
 /* Four 8×8 b16 matrices; lane l supplies the row address of row l%8 of matrix l/8. Lane t receives, of
  * matrix i, row t/4 columns 2(t%4), 2(t%4)+1 in r[i] (low half = lower column). */
@@ -130,27 +120,8 @@ __device__ __forceinline__ float ck__exp2(float x) {
 
 /* Hopper warpgroup MMA, compiled only into sm_90a images (the wgmma kernel's body is guarded the same way). */
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/* A shared store the compiler cannot drop (keeps a marker array allocated in the image). */
-__device__ __forceinline__ void ck__keep_smem(void *p) {
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(ck__smem_addr(p)), "r"(0u) : "memory");
-}
-/* The dynamic shared memory of the launch (only the wgmma kernel asks for any). */
-__device__ __forceinline__ uint8_t *ck__dyn_smem() {
-    extern __shared__ __align__(16) uint8_t ck__smem_dyn[];
-    return ck__smem_dyn;
-}
-__device__ __forceinline__ void ck__wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void ck__wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void ck__wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-/* cp.async writes through the generic proxy, wgmma reads through the async proxy */
-__device__ __forceinline__ void ck__fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-/* Registers an in-flight wgmma writes: code that reads them must not move above the wait. */
-template <int N> __device__ __forceinline__ void ck__reg_fence(float (&r)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
-}
+/* (the marker store, the dynamic shared memory, wgmma's fence / commit / wait, the proxy fence and the register
+ * fence: ops/cuda/hopper.cuh) */
 /* d (64×64 per warpgroup, f32) (+)= a (64×16, registers: the warp's 16 rows in the mma.sync A layout) · B (16×64)
  * from shared memory: TB = 0, B[k][n] at row n, column k of a K-major tile (K); TB = 1, at row k, column n of
  * an N-major tile (V). accumulate = 0 overwrites d. */
@@ -703,16 +674,8 @@ __device__ __forceinline__ void ck__load_tile_w64(uint4 *s, const T *src, int nv
     }
 }
 
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
-/* Shared-memory matrix descriptor: 128-byte swizzle, 8-row groups 1024 bytes apart (SBO), LBO 16 (unused by
- * swizzled layouts), start address in 16-byte units. */
-__device__ __forceinline__ uint64_t ck__wgmma_desc(uint32_t smem_addr) {
-    return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | (uint64_t)(16 >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 |
-           (uint64_t)1 << 62;
-}
-#endif
+/* Shared-memory matrix descriptors: ck__desc_sw128 (ops/cuda/hopper.cuh), the 128-byte swizzle. */
 
-constexpr int kCkWgmmaMarker = 16; /* bytes of static shared memory only the sm_90a body declares */
 
 template <typename T, int D, int NWG, int NS>
 __global__ void __launch_bounds__(NWG * 128, 2)
@@ -722,7 +685,7 @@ __global__ void __launch_bounds__(NWG * 128, 2)
     constexpr int BQ = 64 * NWG, BK = 64, NB = BK / 8, NT = NWG * 128, NO = D / 8;
     static_assert(NS >= 3, "the ring refills the stage of tile j-2 at iteration j");
     /* Lets the host tell this image from the empty sm_80/sm_90 body (cudaFuncGetAttributes().sharedSizeBytes). */
-    __shared__ __align__(16) uint32_t marker[kCkWgmmaMarker / 4];
+    __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
     uint8_t       *raw  = ck__dyn_smem();
     const uint32_t raw_addr = ck__smem_addr(raw);
     uint4 *sQ = reinterpret_cast<uint4 *>(raw + ((1024 - (raw_addr & 1023)) & 1023)); /* (BQ, 64), 1024-aligned */
@@ -766,7 +729,7 @@ __global__ void __launch_bounds__(NWG * 128, 2)
     /* tile 0: S only */
     ck__wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < 4; ks++) ck__wgmma_64<T, 0>(sf, qf[0][ks], ck__wgmma_desc(kaddr + ks * 32), ks > 0);
+    for (int ks = 0; ks < 4; ks++) ck__wgmma_64<T, 0>(sf, qf[0][ks], ck__desc_sw128(kaddr + ks * 32), ks > 0);
     ck__wgmma_commit();
     ck__wgmma_wait<0>();
     ck__reg_fence(sf);
@@ -791,11 +754,11 @@ __global__ void __launch_bounds__(NWG * 128, 2)
         ck__wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < 4; ks++)
-            ck__wgmma_64<T, 0>(sf, qf[0][ks], ck__wgmma_desc(kaddr + (st * BK * 128 + ks * 32)), ks > 0);
+            ck__wgmma_64<T, 0>(sf, qf[0][ks], ck__desc_sw128(kaddr + (st * BK * 128 + ks * 32)), ks > 0);
         ck__wgmma_commit();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; kk++)
-            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__wgmma_desc(vaddr + (sp * BK * 128 + kk * 2048)), 1);
+            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__desc_sw128(vaddr + (sp * BK * 128 + kk * 2048)), 1);
         ck__wgmma_commit();
         ck__wgmma_wait<1>(); /* S(t) has landed; P(t-1)·V(t-1) may still run */
         ck__reg_fence(sf);
@@ -812,7 +775,7 @@ __global__ void __launch_bounds__(NWG * 128, 2)
         ck__wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; kk++)
-            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__wgmma_desc(vaddr + (sp * BK * 128 + kk * 2048)), 1);
+            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__desc_sw128(vaddr + (sp * BK * 128 + kk * 2048)), 1);
         ck__wgmma_commit();
         ck__wgmma_wait<0>();
         ck__reg_fence(of);
@@ -826,7 +789,7 @@ __global__ void __launch_bounds__(NWG * 128, 2)
         for (int e = 0; e < 4; e++) oc[0][no][e] = o[0][no][e];
     ck__store_o<T, D, 1>(Ob, sQ, warp * 16, Tq - q0, oc, l, lane);
 #else
-    __trap(); /* never launched: ck__wgmma_ready() sees no marker in this image */
+    __trap(); /* never launched: ck__sm90a_ready() sees no marker in this image */
 #endif
 }
 
@@ -957,35 +920,11 @@ template <typename T, int D, int NKT> void ck__launch_small(const ck__attn_args 
                    (const T *)a.q, (const T *)a.k, (const T *)a.v, a.G, a.Tq, a.Tk, a.scale * kCkLog2e);
 }
 
-/* The wgmma kernel can run: a compute capability 9.0 device, and the image the runtime loads for it is the
- * sm_90a one (only that body declares the marker; an sm_80 or plain sm_90 image holds an empty body that traps). Queried once
- * per device; host calls only, legal during stream capture. */
-int ck__wgmma_ready(const void *kern) {
-    static int cache[64]; /* 0 unknown, 1 yes, 2 no */
-    int        dev = 0;
-    CK_ASSERT(cudaGetDevice(&dev) == cudaSuccess);
-    if (dev >= 0 && dev < 64 && cache[dev]) return cache[dev] == 1;
-    int major = 0, minor = 0;
-    CK_ASSERT(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
-    CK_ASSERT(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess);
-    int ok = 0;
-    if (major == 9 && minor == 0) {
-        cudaFuncAttributes fa;
-        if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) {
-            (void)cudaGetLastError(); /* not a launch failure; ask again next time rather than cache a no */
-            return 0;
-        }
-        ok = fa.sharedSizeBytes == (size_t)kCkWgmmaMarker;
-    }
-    if (dev >= 0 && dev < 64) cache[dev] = ok ? 1 : 2;
-    return ok;
-}
-
 template <typename T, int D> int ck__launch_wgmma(const ck__attn_args &a) {
     constexpr int NWG = 2, NS = 4, BQ = 64 * NWG, BK = 64;
     constexpr int smem = 1024 + (BQ + 2 * NS * BK) * 128; /* alignment slack + Q + NS × (K, V) */
     auto          kern = attention_wgmma_kernel<T, D, NWG, NS>;
-    if (!ck__wgmma_ready((const void *)kern)) return -1;
+    if (!ck__sm90a_ready((const void *)kern)) return -1;
     const int64_t nqb = (a.Tq + BQ - 1) / BQ;
     CK_ASSERT(a.G * nqb <= INT32_MAX);
     /* above the 48 KiB default: opt in (a host-side attribute, cheap, allowed during capture) */
@@ -1087,7 +1026,7 @@ int ck__fa3_auto_config(const ck__attn_args &a) {
 template <typename T, int NC, int NS, int EMU, int PP> int ck__launch_fa3_cfg(const ck__attn_args &a) {
     using L   = fa3::Layout<NC, NS>;
     auto kern = fa3::attention_fa3_kernel<T, NC, NS, EMU, PP>;
-    if (a.HD != 64 || !ck__wgmma_ready((const void *)kern)) return -1;
+    if (a.HD != 64 || !ck__sm90a_ready((const void *)kern)) return -1;
     const int          BQ  = 64 * NC;
     const int64_t      nqb = (a.Tq + BQ - 1) / BQ;
     const ck__fa3_plan p   = ck__fa3_planning(a, BQ);

@@ -64,31 +64,7 @@ template <int N> __device__ __forceinline__ void regs_inc() { asm volatile("setm
 __device__ __forceinline__ void bar_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
 __device__ __forceinline__ void bar_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
 
-/* d (64×128 per warpgroup, f32) (+)= A (64×16, shared, K-major) · B (16×128, shared, K-major: K's rows). */
-#define CK__FA3_D64(d)                                                                                        \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
-        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),  \
-        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
-        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), \
-        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), \
-        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), \
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), \
-        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-#define CK__FA3_SS128(TY)                                                                                      \
-    "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                              \
-    "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                                              \
-    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"   \
-    "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53," \
-    "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-template <typename T>
-__device__ __forceinline__ void wgmma_ss128(float (&d)[64], uint64_t adesc, uint64_t bdesc, int accumulate) {
-    if constexpr (std::is_same<T, __nv_bfloat16>::value)
-        asm volatile(CK__FA3_SS128("bf16") : CK__FA3_D64(d) : "l"(adesc), "l"(bdesc), "r"(accumulate));
-    else
-        asm volatile(CK__FA3_SS128("f16") : CK__FA3_D64(d) : "l"(adesc), "l"(bdesc), "r"(accumulate));
-}
-#undef CK__FA3_SS128
-#undef CK__FA3_D64
+/* (wgmma m64n128k16 with both operands in shared memory: ck__wgmma_ss128, ops/cuda/hopper.cuh) */
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL && !CK_ATTN_EMU */
 
 /* 2^x for x <= 0 on the FMA pipe: x = n + f with n = round(x), f in [-0.5, 0.5]; 2^f by a degree-4 fit at the
@@ -162,7 +138,6 @@ __device__ __forceinline__ void operand_fence(float (&sf)[NS4], float (&of)[32],
 #endif
 }
 
-constexpr int kMarker = 16; /* bytes of static shared memory only the sm_90a body declares (as the wgmma kernel) */
 
 template <int NC, int NS> struct Layout {
     static constexpr int q_bytes = 64 * 128, kv_bytes = kBK * 128;
@@ -212,7 +187,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
     using L = Layout<NC, NS>;
     constexpr int NB = kBK / 8; /* n-tiles of S */
-    __shared__ __align__(16) uint32_t marker[kMarker / 4];
+    __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
     uint8_t       *raw      = ck__dyn_smem();
     const uint32_t raw_addr = ck__smem_addr(raw);
     uint8_t       *base     = raw + ((1024 - (raw_addr & 1023)) & 1023); /* swizzled tiles: 1024-byte aligned */
@@ -286,14 +261,14 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     auto issue_s = [&](int stage) {
 #pragma unroll
         for (int ks = 0; ks < 4; ks++)
-            wgmma_ss128<T>(sf, ck__wgmma_desc(qaddr + ks * 32), ck__wgmma_desc(kaddr + stage * L::kv_bytes + ks * 32),
+            ck__wgmma_ss128<T>(sf, ck__desc_sw128(qaddr + ks * 32), ck__desc_sw128(kaddr + stage * L::kv_bytes + ks * 32),
                            ks > 0);
         ck__wgmma_commit();
     };
     auto issue_pv = [&](int stage) {
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; kk++)
-            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__wgmma_desc(vaddr + stage * L::kv_bytes + kk * 2048), 1);
+            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__desc_sw128(vaddr + stage * L::kv_bytes + kk * 2048), 1);
         ck__wgmma_commit();
     };
 

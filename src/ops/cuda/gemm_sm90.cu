@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/gemm_sm90.h"
+#include "ops/cuda/hopper.cuh"
 
 #ifndef CK_GEMM_LAUNCH
 #define CK_GEMM_LAUNCH(kern, grid, block, smem, stream, ...) kern<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
@@ -37,80 +38,6 @@ constexpr int kBM = 128, kBN = 128, kBK = 64, kNS = 3, kThreads = 256;
 constexpr int kTile   = 128 * 128;                 /* one operand tile: 128 rows × 64 elements (128 bytes) */
 constexpr int kStage  = 2 * kTile;                 /* A then B */
 constexpr int kSmem   = 1024 + kNS * kStage;       /* alignment slack + the ring: 97 KiB, two blocks per SM */
-constexpr int kMarker = 16;                        /* static shared bytes only the sm_90a body declares */
-
-#ifndef CK_CUDA_EMU
-__device__ __forceinline__ uint32_t ck__smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-/* 16-byte global → shared copy; !valid zero-fills without reading global memory */
-__device__ __forceinline__ void ck__cp_async16(void *smem, const void *gmem, bool valid) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(ck__smem_addr(smem)), "l"(gmem),
-                 "r"(valid ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void ck__cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void ck__cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-#endif
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(CK_CUDA_EMU)
-__device__ __forceinline__ uint8_t *ck__dyn_smem() {
-    extern __shared__ __align__(16) uint8_t ck__gemm_smem[];
-    return ck__gemm_smem;
-}
-__device__ __forceinline__ void ck__keep_smem(void *p) {
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(ck__smem_addr(p)), "r"(0u) : "memory");
-}
-__device__ __forceinline__ void ck__wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void ck__wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void ck__wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ void ck__fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void ck__reg_fence(float (&r)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
-}
-#define CK__GM_D64(d)                                                                                         \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
-        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),  \
-        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
-        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), \
-        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), \
-        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), \
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), \
-        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-#define CK__GM_SS128(TY)                                                                                       \
-    "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                              \
-    "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                                              \
-    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"   \
-    "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53," \
-    "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-/* d (64×128 per warpgroup, f32) (+)= A (64×16) · B (16×128), both K-major with the 128-byte swizzle. */
-template <typename T>
-__device__ __forceinline__ void ck__wgmma_ss128(float (&d)[64], uint64_t adesc, uint64_t bdesc, int accumulate) {
-    if constexpr (std::is_same<T, __nv_bfloat16>::value)
-        asm volatile(CK__GM_SS128("bf16") : CK__GM_D64(d) : "l"(adesc), "l"(bdesc), "r"(accumulate));
-    else
-        asm volatile(CK__GM_SS128("f16") : CK__GM_D64(d) : "l"(adesc), "l"(bdesc), "r"(accumulate));
-}
-#undef CK__GM_SS128
-#undef CK__GM_D64
-#endif
-
-/* 128-byte swizzle, 8-row groups 1024 bytes apart (PTX ISA, "Matrix Descriptor Format") */
-__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
-}
-
-template <typename T> __device__ __forceinline__ float ld_f(T v) {
-    if constexpr (std::is_same<T, __half>::value) return __half2float(v);
-    else return __bfloat162float(v);
-}
-template <typename T> __device__ __forceinline__ T st_f(float v) {
-    if constexpr (std::is_same<T, __half>::value) return __float2half_rn(v);
-    else return __float2bfloat16_rn(v);
-}
 
 template <typename T> struct Params {
     const T     *x, *w, *bias_t, *res;
@@ -141,7 +68,7 @@ __device__ __forceinline__ float gelu_erf(float v) { return 0.5f * v * (1.0f + e
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
-    __shared__ __align__(16) uint32_t marker[kMarker / 4];
+    __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
     uint8_t       *raw  = ck__dyn_smem();
     const uint32_t raw_addr = ck__smem_addr(raw);
     uint8_t       *ring = raw + ((1024 - (raw_addr & 1023)) & 1023); /* (kNS, A 128×64, B 128×64), 1024-aligned */
@@ -190,7 +117,7 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
                     memcpy((void *)e8, q, 16);
 #pragma unroll
                     for (int e = 0; e < 8; e++)
-                        e8[e] = st_f<T>(__fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(ld_f(e8[e]), lnr[j].x), lnr[j].y), g[e]),
+                        e8[e] = ck__f2h<T>(__fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(ck__h2f(e8[e]), lnr[j].x), lnr[j].y), g[e]),
                                                   b[e]));
                     memcpy(q, (const void *)e8, 16);
                 }
@@ -210,7 +137,7 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
         const uint32_t a = ring_addr + (kt % kNS) * kStage + wg * 64 * 128, b = ring_addr + (kt % kNS) * kStage + kTile;
         ck__wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < 4; ks++) ck__wgmma_ss128<T>(acc, desc_sw128(a + ks * 32), desc_sw128(b + ks * 32), 1);
+        for (int ks = 0; ks < 4; ks++) ck__wgmma_ss128<T>(acc, ck__desc_sw128(a + ks * 32), ck__desc_sw128(b + ks * 32), 1);
         ck__wgmma_commit();
         ck__wgmma_wait<0>();
         ck__reg_fence(acc);
@@ -232,14 +159,14 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 float f = v[e];
-                if (p.bias_t) f += ld_f(p.bias_t[n + e]);
+                if (p.bias_t) f += ck__h2f(p.bias_t[n + e]);
                 else if (p.bias_f) f += p.bias_f[n + e];
                 if (p.act != 0) {
-                    f = ld_f(st_f<T>(f)); /* the linear's output as stored, then the activation */
+                    f = ck__h2f(ck__f2h<T>(f)); /* the linear's output as stored, then the activation */
                     f = p.act == 1 ? gelu_erf(f) : (f > 0.0f ? f : 0.0f);
                 }
-                if (p.res) f += ld_f(r2[e]);
-                r2[e] = st_f<T>(f);
+                if (p.res) f += ck__h2f(r2[e]);
+                r2[e] = ck__f2h<T>(f);
             }
             memcpy(p.y + m * p.N + n, (const void *)r2, 4);
         }
@@ -250,31 +177,9 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
 #endif
 }
 
-int kernel_ready(const void *kern) {
-    static int cache[64]; /* per device: 0 unknown, 1 yes, 2 no */
-    int        dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-    if (dev >= 0 && dev < 64 && cache[dev]) return cache[dev] == 1;
-    int major = 0, minor = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-        return 0;
-    int ok = 0;
-    if (major == 9 && minor == 0) {
-        cudaFuncAttributes fa;
-        if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return 0;
-        }
-        ok = fa.sharedSizeBytes == (size_t)kMarker;
-    }
-    if (dev >= 0 && dev < 64) cache[dev] = ok ? 1 : 2;
-    return ok;
-}
-
 template <typename T> int launch(const ck__gemm_args *a, cudaStream_t stream) {
     auto kern = gemm_sm90_kernel<T>;
-    if (!kernel_ready((const void *)kern)) return 0;
+    if (!ck__sm90a_ready((const void *)kern)) return 0;
     Params<T> p;
     p.x = (const T *)a->x, p.w = (const T *)a->w, p.y = (T *)a->y, p.res = (const T *)a->res;
     p.bias_t = (const T *)a->bias_t, p.bias_f = a->bias_f;

@@ -32,6 +32,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "ops/cuda/hopper.cuh"
 #include "ops/cuda/refiner_conv.h"
 
 #ifndef CK_RCONV_LAUNCH
@@ -44,84 +45,12 @@ constexpr int kC = CK_RCONV_C, kSeg = CK_RCONV_SEG, kWG = 2, kThreads = 128 * kW
 constexpr int kTapBytes = kC * kC * 2;     /* one tap's 64 × 64 weights */
 constexpr int kWBytes   = 9 * kTapBytes;   /* 72 KiB */
 constexpr int kStage    = kSeg * kC * 2;   /* the epilogue's staging tile, 16 KiB */
-constexpr int kMarker   = 16;              /* static shared bytes only the sm_90a body declares */
 
 /* Pixels a slot holds at dilation D (128 + 2D rounded up to 8) and its chunk-plane stride. */
 __host__ __device__ constexpr int slot_q(int D) { return (kSeg + 2 * D + 7) / 8 * 8; }
 __host__ __device__ constexpr int slot_lbo(int D) { return 16 * (slot_q(D) + 1); }
 __host__ __device__ constexpr int slot_bytes(int D) { return 8 * slot_lbo(D); }
 __host__ __device__ constexpr int smem_bytes(int D) { return 1024 + kWBytes + kWG * (3 * slot_bytes(D) + kStage); }
-
-#ifndef CK_CUDA_EMU
-__device__ __forceinline__ uint32_t ck__smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-#endif
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(CK_CUDA_EMU)
-__device__ __forceinline__ uint8_t *ck__dyn_smem() {
-    extern __shared__ __align__(16) uint8_t ck__rconv_smem[];
-    return ck__rconv_smem;
-}
-__device__ __forceinline__ void ck__keep_smem(void *p) {
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(ck__smem_addr(p)), "r"(0u) : "memory");
-}
-__device__ __forceinline__ void ck__wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void ck__wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void ck__wgmma_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-/* generic-proxy shared stores made visible to the MMA's (async-proxy) operand reads */
-__device__ __forceinline__ void ck__fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-/* a named barrier over n threads */
-__device__ __forceinline__ void ck__bar_sync_n(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
-template <int N> __device__ __forceinline__ void ck__reg_fence(float (&r)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; i++) asm volatile("" : "+f"(r[i])::"memory");
-}
-#define CK__RC_D64(d)                                                                                         \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
-        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),  \
-        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
-        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), \
-        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), \
-        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), \
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), \
-        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-#define CK__RC_SS128(TY)                                                                                       \
-    "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                              \
-    "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                                              \
-    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"   \
-    "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53," \
-    "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-/* d (64×128 per warpgroup, f32) (+)= A (64×16) · B (16×128), both K-major in shared memory, as the descriptors
- * say (layout, strides): accumulate = 0 overwrites d. */
-template <typename T>
-__device__ __forceinline__ void ck__wgmma_ss128(float (&d)[64], uint64_t adesc, uint64_t bdesc, int accumulate) {
-    if constexpr (std::is_same<T, __nv_bfloat16>::value)
-        asm volatile(CK__RC_SS128("bf16") : CK__RC_D64(d) : "l"(adesc), "l"(bdesc), "r"(accumulate));
-    else
-        asm volatile(CK__RC_SS128("f16") : CK__RC_D64(d) : "l"(adesc), "l"(bdesc), "r"(accumulate));
-}
-#undef CK__RC_SS128
-#undef CK__RC_D64
-#endif
-
-/* Matrix descriptors (PTX ISA, "Matrix Descriptor Format"): start, LBO, SBO in 16-byte units; bits 62-63 the
- * layout (1: 128-byte swizzle, 0: none). */
-__host__ __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
-}
-__host__ __device__ __forceinline__ uint64_t desc_plain(uint32_t addr, uint32_t lbo) {
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(128 >> 4) << 32;
-}
-
-template <typename T> __device__ __forceinline__ float ld_f(T v) {
-    if constexpr (std::is_same<T, __half>::value) return __half2float(v);
-    else return __bfloat162float(v);
-}
-template <typename T> __device__ __forceinline__ T st_f(float v) {
-    if constexpr (std::is_same<T, __half>::value) return __float2half_rn(v);
-    else return __float2bfloat16_rn(v);
-}
 
 struct Params {
     const uint4 *x;       /* (B, H, W, 64) as 16-byte chunks */
@@ -164,8 +93,8 @@ template <int D> struct RowLoad {
                 memcpy((void *)e, &o, 16);
 #pragma unroll
                 for (int k = 0; k < 8; k++) {
-                    float f = __fadd_rn(__fmul_rn(ld_f(e[k]), sc[k]), sh[k]);
-                    e[k]    = st_f<T>(f > 0.0f ? f : 0.0f);
+                    float f = __fadd_rn(__fmul_rn(ck__h2f(e[k]), sc[k]), sh[k]);
+                    e[k]    = ck__f2h<T>(f > 0.0f ? f : 0.0f);
                 }
                 memcpy(&o, (const void *)e, 16);
             }
@@ -174,12 +103,10 @@ template <int D> struct RowLoad {
     }
 };
 
-constexpr uint32_t kWgmmaMarkerWords = kMarker / 4;
-
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
-    __shared__ __align__(16) uint32_t marker[kWgmmaMarkerWords];
+    __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
     uint8_t       *raw  = ck__dyn_smem();
     const uint32_t raw_addr = ck__smem_addr(raw);
     uint8_t       *sw   = raw + ((1024 - (raw_addr & 1023)) & 1023); /* weights (9, 64 oc, 64 ic), 1024-aligned */
@@ -263,8 +190,8 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
                 for (int kx = 0; kx < 3; kx++)
 #pragma unroll
                     for (int ks = 0; ks < 4; ks++)
-                        ck__wgmma_ss128<T>(acc, desc_sw128(w_addr + (ky * 3 + kx) * kTapBytes + ks * 32),
-                                           desc_plain(xb + kx * D * 16 + 2 * ks * slot_lbo(D), slot_lbo(D)),
+                        ck__wgmma_ss128<T>(acc, ck__desc_sw128(w_addr + (ky * 3 + kx) * kTapBytes + ks * 32),
+                                           ck__desc_plain(xb + kx * D * 16 + 2 * ks * slot_lbo(D), slot_lbo(D), 128),
                                            ky | kx | ks);
             }
             ck__wgmma_commit();
@@ -289,8 +216,8 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
                         const int   px = 8 * j + 2 * (lane & 3) + e;
-                        const T     v  = st_f<T>(acc[4 * j + 2 * hh + e] + bs);
-                        const float f  = ld_f(v);
+                        const T     v  = ck__f2h<T>(acc[4 * j + 2 * hh + e] + bs);
+                        const float f  = ck__h2f(v);
                         acc[4 * j + 2 * hh + e] = f;
                         *reinterpret_cast<T *>(stage + px * 128 + ((((oc >> 3) ^ (px & 7))) << 4) + (oc & 7) * 2) = v;
                         if (px < nvalid) sum += f;
@@ -326,32 +253,9 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
 #endif
 }
 
-/* The sm_90a image is the one loaded on this device (its body declares the marker), queried once per device. */
-int kernel_ready(const void *kern) {
-    static int cache[64]; /* 0 unknown, 1 yes, 2 no */
-    int        dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-    if (dev >= 0 && dev < 64 && cache[dev]) return cache[dev] == 1;
-    int major = 0, minor = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-        return 0;
-    int ok = 0;
-    if (major == 9 && minor == 0) {
-        cudaFuncAttributes fa;
-        if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return 0;
-        }
-        ok = fa.sharedSizeBytes == (size_t)kMarker;
-    }
-    if (dev >= 0 && dev < 64) cache[dev] = ok ? 1 : 2;
-    return ok;
-}
-
 template <typename T, int D> int launch(const ck__rconv_args *a, cudaStream_t stream) {
     auto kern = refiner_conv_kernel<T, D>;
-    if (!kernel_ready((const void *)kern)) return 0;
+    if (!ck__sm90a_ready((const void *)kern)) return 0;
     Params p;
     p.x = (const uint4 *)a->x, p.y = (uint4 *)a->y, p.w = a->w;
     p.bias = a->bias, p.stats = a->stats, p.gamma = a->gamma, p.beta = a->beta;
