@@ -908,17 +908,18 @@ static void test_op_copy_rect(void) {
 /* conv3x3_gn against the CPU: the output band, the moments (other rows keep their values on both sides), and the
  * statistics gn_moments_stats forms from them. 16-bit maps of 64 channels in 8 groups take the Hopper kernel
  * where there is one; the rest (and every map elsewhere) the plain kernels. */
-static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int groups, int d, int row0, int h, int act) {
+static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t OC, int groups, int d, int row0, int h,
+                            int act) {
     char what[128];
-    snprintf(what, sizeof what, "conv3x3_gn %lldx%lldx%lldx%lld g%d d%d rows [%d,%d)%s", (long long)B, (long long)H,
-             (long long)W, (long long)C, groups, d, row0, row0 + h, act ? " gn+relu" : "");
-    const int64_t nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG;
-    tpair x = TP(K_ACT, F_RAND, 1.5f, 0.3f, B, H, W, C), w = TP(K_ACT, F_RAND, 1.0f / sqrtf(9.0f * C), 0.0f, C, C, 3, 3);
-    tpair b = TP(K_VEC, F_RAND, 0.3f, 0.0f, C), g = TP(K_VEC, F_RAND, 0.3f, 1.0f, C), bt = TP(K_VEC, F_RAND, 0.5f, 0.0f, C);
-    tpair st = TP(K_VEC, F_RAND, 0.2f, 0.0f, B, groups, 2);
-    for (int64_t i = 0; i < B * groups; i++) ((float *)st.c.data)[2 * i + 1] = 0.8f + 0.1f * (float)i;
+    snprintf(what, sizeof what, "conv3x3_gn %lldx%lldx%lldx%lld->%lld g%d d%d rows [%d,%d)%s", (long long)B,
+             (long long)H, (long long)W, (long long)C, (long long)OC, groups, d, row0, row0 + h, act ? " gn+relu" : "");
+    const int64_t nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG, gx = C / 8 > 0 ? C / 8 : 1; /* act: groups of 8 */
+    tpair x = TP(K_ACT, F_RAND, 1.5f, 0.3f, B, H, W, C), w = TP(K_ACT, F_RAND, 1.0f / sqrtf(9.0f * C), 0.0f, OC, C, 3, 3);
+    tpair b = TP(K_VEC, F_RAND, 0.3f, 0.0f, OC), g = TP(K_VEC, F_RAND, 0.3f, 1.0f, C), bt = TP(K_VEC, F_RAND, 0.5f, 0.0f, C);
+    tpair st = TP(K_VEC, F_RAND, 0.2f, 0.0f, B, gx, 2);
+    for (int64_t i = 0; i < B * gx; i++) ((float *)st.c.data)[2 * i + 1] = 0.8f + 0.1f * (float)i;
     tp_upload(&st);
-    tpair y = TP(K_ACT, F_OUT, 0, 0, B, h, W, C), m = TP(K_VEC, F_RAND, 1.0f, 0.0f, B, H, nseg, groups, 2);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, B, h, W, OC), m = TP(K_VEC, F_RAND, 1.0f, 0.0f, B, H, nseg, groups, 2);
     tpair s2 = TP(K_VEC, F_OUT, 0, 0, B, groups, 2);
     ck_conv3x3_gn(&g_exc, &y.c, &x.c, &w.c, &b.c, d, row0, act ? &st.c : NULL, &g.c, &bt.c, &m.c);
     ck_conv3x3_gn(&g_exg, &y.d, &x.d, &w.d, &b.d, d, row0, act ? &st.d : NULL, &g.d, &bt.d, &m.d);
@@ -927,8 +928,8 @@ static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int grou
     snprintf(w2, sizeof w2, "%s (moments)", what);
     tp_compare(w2, &m, 1.0);
     if (row0 == 0 && h == H) { /* the statistics of the whole map */
-        ck_gn_moments_stats(&g_exc, &s2.c, &m.c, (int)W, (int)(C / groups), 1e-5f);
-        ck_gn_moments_stats(&g_exg, &s2.d, &m.d, (int)W, (int)(C / groups), 1e-5f);
+        ck_gn_moments_stats(&g_exc, &s2.c, &m.c, (int)W, (int)(OC / groups), 1e-5f);
+        ck_gn_moments_stats(&g_exg, &s2.d, &m.d, (int)W, (int)(OC / groups), 1e-5f);
         snprintf(w2, sizeof w2, "%s (statistics)", what);
         tp_compare(w2, &s2, 1.0);
     }
@@ -937,12 +938,14 @@ static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int grou
 }
 
 static void test_op_conv3x3_gn(void) {
-    test_conv3x3_gn(1, 64, 256, 64, 8, 1, 0, 64, 0);  /* the stem's output into block 0's conv1 */
-    test_conv3x3_gn(1, 64, 300, 64, 8, 2, 0, 64, 1);  /* a partial last segment */
-    test_conv3x3_gn(2, 40, 128, 64, 8, 4, 0, 40, 1);  /* a batch of two */
-    test_conv3x3_gn(1, 96, 200, 64, 8, 8, 17, 50, 1); /* a band of the slim refiner */
-    test_conv3x3_gn(1, 20, 24, 64, 8, 8, 0, 20, 1);   /* narrower than the dilation reaches */
-    test_conv3x3_gn(1, 30, 40, 16, 4, 2, 0, 30, 1);   /* 16 channels: the plain kernels */
+    test_conv3x3_gn(1, 64, 256, 64, 64, 8, 1, 0, 64, 0);  /* the stem's output into block 0's conv1 */
+    test_conv3x3_gn(1, 64, 300, 64, 64, 8, 2, 0, 64, 1);  /* a partial last segment */
+    test_conv3x3_gn(2, 40, 128, 64, 64, 8, 4, 0, 40, 1);  /* a batch of two */
+    test_conv3x3_gn(1, 96, 200, 64, 64, 8, 8, 17, 50, 1); /* a band of the slim refiner */
+    test_conv3x3_gn(1, 20, 24, 64, 64, 8, 8, 0, 20, 1);   /* narrower than the dilation reaches */
+    test_conv3x3_gn(1, 70, 260, 8, 64, 8, 1, 0, 70, 0);   /* the stem: 8 channels in */
+    test_conv3x3_gn(2, 30, 40, 16, 16, 4, 2, 0, 30, 1);   /* 16 channels: the plain kernels */
+    test_conv3x3_gn(1, 20, 36, 8, 24, 4, 1, 0, 20, 0);    /* the small model's stem: the plain kernels */
 }
 
 static void test_op_gn_moments_stats(void) {

@@ -819,15 +819,16 @@ static void seg_moments(const float *yr, int64_t C, int64_t CG, int64_t g, int64
     *m2 = q;
 }
 
-static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int groups, int d, int row0, int h, int act) {
+static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t OC, int groups, int d, int row0, int h,
+                            int act) {
     char what[128];
-    snprintf(what, sizeof what, "conv3x3_gn %lldx%lldx%lldx%lld g%d d%d rows [%d,%d)%s", (long long)B, (long long)H,
-             (long long)W, (long long)C, groups, d, row0, row0 + h, act ? " gn+relu" : "");
-    const int64_t CG = C / groups, nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG;
-    ck_tensor x = FT(1.5f, 0.3f, B, H, W, C), w = FT(1.0f / sqrtf(9.0f * C), 0.0f, C, C, 3, 3), b = FT(0.3f, 0.0f, C);
-    ck_tensor g = FT(0.3f, 1.0f, C), bt = FT(0.5f, 0.0f, C), st = FT(0.2f, 0.0f, B, groups, 2);
-    for (int64_t i = 0; i < B * groups; i++) F(st)[2 * i + 1] = 0.8f + 0.1f * (float)i; /* rstd */
-    ck_tensor y = FT(9, 0, B, h, W, C), m = FT(0, NAN, B, H, nseg, groups, 2);
+    snprintf(what, sizeof what, "conv3x3_gn %lldx%lldx%lldx%lld->%lld g%d d%d rows [%d,%d)%s", (long long)B,
+             (long long)H, (long long)W, (long long)C, (long long)OC, groups, d, row0, row0 + h, act ? " gn+relu" : "");
+    const int64_t CG = OC / groups, nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG, gx = C / 4, CGx = 4; /* act: groups of 4 */
+    ck_tensor x = FT(1.5f, 0.3f, B, H, W, C), w = FT(1.0f / sqrtf(9.0f * C), 0.0f, OC, C, 3, 3), b = FT(0.3f, 0.0f, OC);
+    ck_tensor g = FT(0.3f, 1.0f, C), bt = FT(0.5f, 0.0f, C), st = FT(0.2f, 0.0f, B, gx, 2);
+    for (int64_t i = 0; i < B * gx; i++) F(st)[2 * i + 1] = 0.8f + 0.1f * (float)i; /* rstd */
+    ck_tensor y = FT(9, 0, B, h, W, OC), m = FT(0, NAN, B, H, nseg, groups, 2);
     float    *ref = ref_of(&y);
     double   *a   = malloc(sizeof(double) * (size_t)(B * H * W * C));
     CK_ASSERT(a);
@@ -835,7 +836,7 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int grou
         const int64_t c = i % C, bi = i / (H * W * C);
         double        v = F(x)[i];
         if (act) {
-            const float *s = F(st) + (bi * groups + c / CG) * 2;
+            const float *s = F(st) + (bi * gx + c / CGx) * 2;
             v              = (v - s[0]) * s[1] * F(g)[c] + F(bt)[c];
             v              = v > 0 ? v : 0;
         }
@@ -844,7 +845,7 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int grou
     for (int64_t bi = 0; bi < B; bi++)
         for (int64_t r = 0; r < h; r++)
             for (int64_t px = 0; px < W; px++)
-                for (int64_t oc = 0; oc < C; oc++) {
+                for (int64_t oc = 0; oc < OC; oc++) {
                     double s = F(b)[oc];
                     for (int ky = 0; ky < 3; ky++)
                         for (int kx = 0; kx < 3; kx++) {
@@ -853,7 +854,7 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int grou
                             for (int64_t ic = 0; ic < C; ic++)
                                 s += a[((bi * H + iy) * W + ix) * C + ic] * F(w)[((oc * C + ic) * 3 + ky) * 3 + kx];
                         }
-                    ref[((bi * h + r) * W + px) * C + oc] = (float)s;
+                    ref[((bi * h + r) * W + px) * OC + oc] = (float)s;
                 }
     ck_conv3x3_gn(&g_ex, &y, &x, &w, &b, d, row0, act ? &st : NULL, &g, &bt, &m);
     check_close(what, F(y), ref, N(y), 1e-5, 1e-5);
@@ -870,7 +871,7 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int grou
                     }
                     double mean, m2;
                     const int64_t p0 = sg * CK_GN_SEG, p1 = p0 + CK_GN_SEG < W ? p0 + CK_GN_SEG : W;
-                    seg_moments(F(y) + ((bi * h + yy - row0) * W) * C, C, CG, gi, p0, p1, &mean, &m2);
+                    seg_moments(F(y) + ((bi * h + yy - row0) * W) * OC, OC, CG, gi, p0, p1, &mean, &m2);
                     bad += !(fabs(got[0] - mean) <= 1e-6 * (1 + fabs(mean)) && fabs(got[1] - m2) <= 1e-6 * (1 + m2));
                 }
     CHECK_MSG(bad == 0, "%s: %d moments wrong", what, bad);
@@ -880,10 +881,11 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int grou
 }
 
 static void test_op_conv3x3_gn(void) {
-    case_conv3x3_gn(1, 9, 20, 16, 4, 1, 0, 9, 0);
-    case_conv3x3_gn(2, 10, 12, 16, 4, 2, 0, 10, 1);
-    case_conv3x3_gn(1, 20, 140, 8, 2, 4, 6, 5, 1); /* a band; two segments, the second partial */
-    case_conv3x3_gn(1, 12, 9, 16, 8, 8, 3, 6, 1);  /* dilation beyond the image */
+    case_conv3x3_gn(1, 9, 20, 16, 16, 4, 1, 0, 9, 0);
+    case_conv3x3_gn(2, 10, 12, 16, 16, 4, 2, 0, 10, 1);
+    case_conv3x3_gn(1, 20, 140, 8, 8, 2, 4, 6, 5, 1); /* a band; two segments, the second partial */
+    case_conv3x3_gn(1, 12, 9, 16, 16, 8, 8, 3, 6, 1); /* dilation beyond the image */
+    case_conv3x3_gn(1, 7, 30, 8, 16, 4, 1, 0, 7, 0);  /* the stem's shape: 8 channels in, more out */
 }
 
 /* ---- gn_moments_stats: per-segment moments merged back into a whole map's statistics ---- */

@@ -32,19 +32,21 @@ struct Case {
     bool bf16;
     int  B, H, W, row0, h, d;
     bool act;
+    int  cin; /* 64 (residual blocks) or 8 (the stem) */
 };
 
 static void run_case(const Case &c, uint32_t seed) {
     const bool   bf = c.bf16;
-    const size_t nx = (size_t)c.B * c.H * c.W * 64, ny = (size_t)c.B * c.h * c.W * 64;
+    const int    CI = c.cin;
+    const size_t nx = (size_t)c.B * c.H * c.W * CI, ny = (size_t)c.B * c.h * c.W * 64;
     const int    nseg = (c.W + 127) / 128;
     const size_t nm   = (size_t)c.B * c.H * nseg * 8 * 2, guard = 512;
     std::mt19937 rng(seed);
     std::normal_distribution<float> nd(0.0f, 1.0f);
-    std::vector<uint16_t> x(nx), w(64 * 64 * 9), y(ny + 2 * guard);
+    std::vector<uint16_t> x(nx), w(64 * CI * 9), y(ny + 2 * guard);
     std::vector<float>    bias(64), gamma(64), beta(64), stats(c.B * 16), mom(nm + 2 * 64);
     for (auto &v : x) v = f2h(nd(rng) * 1.5f + 0.3f, bf);
-    for (auto &v : w) v = f2h(nd(rng) / 24.0f, bf); /* 1/√576: outputs of order one */
+    for (auto &v : w) v = f2h(nd(rng) / sqrtf(9.0f * CI), bf); /* outputs of order one */
     for (int i = 0; i < 64; i++) bias[i] = 0.3f * nd(rng), gamma[i] = 1.0f + 0.3f * nd(rng), beta[i] = 0.5f * nd(rng);
     for (int i = 0; i < c.B * 8; i++) stats[2 * i] = 0.3f + 0.2f * nd(rng), stats[2 * i + 1] = 0.6f + 0.1f * (float)i;
     const uint16_t poison = 0x7FFF; /* NaN in both dtypes */
@@ -57,14 +59,14 @@ static void run_case(const Case &c, uint32_t seed) {
     a.x = x.data(), a.y = y.data() + guard, a.w = w.data(), a.bias = bias.data();
     a.stats = c.act ? stats.data() : nullptr, a.gamma = gamma.data(), a.beta = beta.data();
     a.moments = mom.data() + 64;
-    a.B = c.B, a.H = c.H, a.W = c.W, a.row0 = c.row0, a.h = c.h, a.dilation = c.d, a.bf16 = bf;
+    a.B = c.B, a.H = c.H, a.W = c.W, a.row0 = c.row0, a.h = c.h, a.dilation = c.d, a.bf16 = bf, a.in_channels = CI;
     a.sm_count = g_emu_device ? 2 : 132;
     const long mma0 = emu::n_mma;
     const int  ran  = ck__refiner_conv(&a, nullptr);
     g_count++;
     char name[160];
-    snprintf(name, sizeof name, "%s B=%d H=%-3d W=%-3d rows [%d,%d) d=%d act=%d sms=%d", bf ? "bf16" : "f16 ", c.B, c.H,
-             c.W, c.row0, c.row0 + c.h, c.d, (int)c.act, a.sm_count);
+    snprintf(name, sizeof name, "%s cin=%-2d B=%d H=%-3d W=%-3d rows [%d,%d) d=%d act=%d sms=%d", bf ? "bf16" : "f16 ",
+             CI, c.B, c.H, c.W, c.row0, c.row0 + c.h, c.d, (int)c.act, a.sm_count);
     if (!ran) {
         printf("NOT OK %s: the launcher declined\n", name);
         g_fail++;
@@ -83,7 +85,7 @@ static void run_case(const Case &c, uint32_t seed) {
     /* act(x) as the kernel forms it: float32 operations in the same order, rounded to the dtype */
     std::vector<double> ax(nx);
     for (size_t i = 0; i < nx; i++) {
-        const int   ch = (int)(i % 64), b = (int)(i / ((size_t)c.H * c.W * 64)), g = ch / 8;
+        const int   ch = (int)(i % CI), b = (int)(i / ((size_t)c.H * c.W * CI)), g = ch / 8;
         const float v  = h2f(x[i], bf);
         if (!c.act) {
             ax[i] = v;
@@ -109,8 +111,8 @@ static void run_case(const Case &c, uint32_t seed) {
                         for (int kx = 0; kx < 3; kx++) {
                             const int ix = px + (kx - 1) * c.d;
                             if (ix < 0 || ix >= c.W) continue;
-                            const double *xr = &ax[(((size_t)b * c.H + iy) * c.W + ix) * 64];
-                            for (int ic = 0; ic < 64; ic++) s += xr[ic] * h2f(w[(oc * 64 + ic) * 9 + ky * 3 + kx], bf);
+                            const double *xr = &ax[(((size_t)b * c.H + iy) * c.W + ix) * CI];
+                            for (int ic = 0; ic < CI; ic++) s += xr[ic] * h2f(w[(oc * CI + ic) * 9 + ky * 3 + kx], bf);
                         }
                     }
                     const double got = h2f(y[guard + (((size_t)b * c.h + i) * c.W + px) * 64 + oc], bf);
@@ -159,11 +161,13 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-v")) g_verbose = 1;
     const Case cases[] = {
-        /* bf16  B  H    W  row0  h  d  act */
-        {false, 1, 6, 128, 0, 6, 1, false},  {false, 1, 9, 130, 0, 9, 1, true},  {true, 1, 9, 130, 0, 9, 1, true},
-        {false, 2, 7, 40, 0, 7, 2, true},    {true, 1, 12, 200, 0, 12, 4, false}, {false, 1, 20, 136, 5, 7, 8, true},
-        {true, 2, 18, 150, 0, 18, 8, true},  {false, 1, 11, 256, 3, 6, 4, true},  {false, 1, 5, 24, 0, 5, 8, true},
-        {true, 1, 16, 129, 0, 16, 2, true},
+        /* bf16  B  H    W  row0  h  d  act  cin */
+        {false, 1, 6, 128, 0, 6, 1, false, 64},  {false, 1, 9, 130, 0, 9, 1, true, 64},  {true, 1, 9, 130, 0, 9, 1, true, 64},
+        {false, 2, 7, 40, 0, 7, 2, true, 64},    {true, 1, 12, 200, 0, 12, 4, false, 64}, {false, 1, 20, 136, 5, 7, 8, true, 64},
+        {true, 2, 18, 150, 0, 18, 8, true, 64},  {false, 1, 11, 256, 3, 6, 4, true, 64},  {false, 1, 5, 24, 0, 5, 8, true, 64},
+        {true, 1, 16, 129, 0, 16, 2, true, 64},
+        /* the stem: 8 input channels, dilation 1, no act */
+        {false, 1, 7, 136, 0, 7, 1, false, 8}, {true, 2, 6, 200, 0, 6, 1, false, 8}, {false, 1, 9, 40, 2, 5, 1, false, 8},
     };
     uint32_t seed = 1;
     for (int dev = 0; dev < 2; dev++) {

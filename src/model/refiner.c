@@ -73,7 +73,8 @@ static void refiner_gn(ck_exec *ex, const ck_config *cfg, const ck_tensor *y, co
 
 /* The fused refiner (conv3x3_gn): each residual block's convolutions take their GroupNorm moments in the
  * epilogue, and conv2 applies GroupNorm 1 + ReLU while loading t, so t is never normalized in memory and no
- * statistics pass reads the maps. CK_REFINER_FUSED=1 takes it wherever the backend has the op (the CPU's is the
+ * statistics pass reads the maps; the stem's GroupNorm takes its statistics from the stem convolution's moments
+ * too (its apply pass stays: the result is the residual stream). CK_REFINER_FUSED=1 takes it wherever the backend has the op (the CPU's is the
  * reference composition), =auto where the backend says its op is fast for these maps; unset or 0: not taken
  * (the default until the device measurements say otherwise). */
 typedef struct fused_gn {
@@ -127,7 +128,13 @@ static ck_tensor conv2_shifted_fused(ck_exec *ex, const ck_config *cfg, const fu
 /* stem: in (B,H,W,CK_REF_IN) → a (B,H,W,Hd). `st` (2·blocks+1 slots) receives or (frozen) supplies the
  * GroupNorm statistics; NULL: plain GroupNorm. */
 static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
-                         const ck_tensor *a, const ck_tensor *st, int frozen) {
+                         const ck_tensor *a, const ck_tensor *st, int frozen, const fused_gn *f) {
+    if (f) { /* the GroupNorm's statistics from the convolution's moments; then its apply pass */
+        fused_conv(ex, cfg, f, a, in, &w->stem_w, &w->stem_b, 1, NULL, NULL, NULL, &f->stats1);
+        ck_groupnorm_stats(ex, a, a, &w->stem_gn_w, &w->stem_gn_b, cfg->ref_groups, cfg->gn_eps, NULL, CK_ACT_RELU,
+                           &f->stats1, 1);
+        return;
+    }
     ck_conv2d(ex, a, in, &w->stem_w, &w->stem_b, 1, 1, 1);
     refiner_gn(ex, cfg, a, a, &w->stem_gn_w, &w->stem_gn_b, NULL, st, 0, frozen);
 }
@@ -185,9 +192,9 @@ static void refiner_run(ck_exec *ex, const ck_config *cfg, const ck_weights *w, 
     ck_tensor a = CK_NEW(ex, B, H, W, Hd); /* residual stream */
     ck_tensor t = CK_NEW(ex, B, H, W, Hd);
     ck_tensor u = CK_NEW(ex, B, H, W, Hd);
-    refiner_stem(ex, cfg, w, &in, &a, stp, frozen);
     fused_gn        fg;
     const fused_gn *fp = !stp && fused_wanted(ex, cfg) ? (fg = fused_new(ex, cfg, B, H, W), &fg) : NULL;
+    refiner_stem(ex, cfg, w, &in, &a, stp, frozen, fp);
     refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, stp, frozen, stp ? NULL : delta_raw, fp);
     if (stp) ck_linear(ex, delta_raw, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     ck_arena_reset(ex->arena, mark);
@@ -234,11 +241,11 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
     ck_tensor in = ck_tensor_make((uint8_t *)t.data + ck_tensor_nbytes(&up), ex->dtype, 4, (int64_t[]){B, H, W, CK_REF_IN});
     ck_resize_bilinear(ex, &up, logits, 0);
     ck_concat_sigmoid(ex, &in, x, 3, &up);
-    refiner_stem(ex, cfg, w, &in, &a, NULL, 0);
-
     fused_gn        fg;
-    const fused_gn *fp    = fused_wanted(ex, cfg) ? (fg = fused_new(ex, cfg, B, H, W), &fg) : NULL;
-    ck_tensor       delta = *out; /* delta_raw (B,H,W,4) float32 */
+    const fused_gn *fp = fused_wanted(ex, cfg) ? (fg = fused_new(ex, cfg, B, H, W), &fg) : NULL;
+    refiner_stem(ex, cfg, w, &in, &a, NULL, 0, fp);
+
+    ck_tensor delta = *out; /* delta_raw (B,H,W,4) float32 */
     if (band) {
         const ck_tensor below = rows_view(&base, P + H, dmax);
         ck_zero(ex, &below);

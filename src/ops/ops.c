@@ -287,17 +287,18 @@ void ck_conv3x3_gn(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck
                    const ck_tensor *moments) {
     CK_ASSERT(ex->be->ext.conv3x3_gn && "the backend has the optional op conv3x3_gn");
     CK_ASSERT(x->ndim == 4 && y->ndim == 4 && w->ndim == 4 && moments->ndim == 5 && dilation >= 1);
-    const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], C = x->shape[3], h = y->shape[1];
-    const int64_t groups = moments->shape[3];
-    CK_ASSERT(y->shape[0] == B && y->shape[2] == W && y->shape[3] == C && y->dtype == x->dtype);
-    CK_ASSERT(w->shape[0] == C && w->shape[1] == C && w->shape[2] == 3 && w->shape[3] == 3 && w->dtype == x->dtype);
-    CK_ASSERT(b && b->dtype == CK_DTYPE_F32 && b->shape[0] == C && row0 >= 0 && h >= 1 && row0 + h <= H);
+    const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], IC = x->shape[3], OC = y->shape[3];
+    const int64_t h = y->shape[1], groups = moments->shape[3];
+    CK_ASSERT(y->shape[0] == B && y->shape[2] == W && y->dtype == x->dtype);
+    CK_ASSERT(w->shape[0] == OC && w->shape[1] == IC && w->shape[2] == 3 && w->shape[3] == 3 && w->dtype == x->dtype);
+    CK_ASSERT(b && b->dtype == CK_DTYPE_F32 && b->shape[0] == OC && row0 >= 0 && h >= 1 && row0 + h <= H);
     CK_ASSERT(moments->dtype == CK_DTYPE_F32 && moments->shape[0] == B && moments->shape[1] == H);
-    CK_ASSERT(moments->shape[2] == (W + CK_GN_SEG - 1) / CK_GN_SEG && moments->shape[4] == 2 && C % groups == 0);
+    CK_ASSERT(moments->shape[2] == (W + CK_GN_SEG - 1) / CK_GN_SEG && moments->shape[4] == 2 && OC % groups == 0);
     if (x_stats) {
-        CK_ASSERT(x_stats->dtype == CK_DTYPE_F32 && ck_tensor_numel(x_stats) == B * groups * 2);
+        const int64_t gx = ck_tensor_numel(x_stats) / (2 * B);
+        CK_ASSERT(x_stats->dtype == CK_DTYPE_F32 && gx >= 1 && gx * 2 * B == ck_tensor_numel(x_stats) && IC % gx == 0);
         CK_ASSERT(gamma && beta && gamma->dtype == CK_DTYPE_F32 && beta->dtype == CK_DTYPE_F32);
-        CK_ASSERT(gamma->shape[0] == C && beta->shape[0] == C);
+        CK_ASSERT(gamma->shape[0] == IC && beta->shape[0] == IC);
     }
     RUNP(ex, "conv2d 3x3 +gn", ex->be->ext.conv3x3_gn(ex->be, y, x, w, b, dilation, row0, x_stats, gamma, beta, moments));
 }

@@ -120,12 +120,13 @@
 #define CK_OP_PARAMS_copy_rect                                                                              \
     (const ck_tensor *y, int dy, int dx, const ck_tensor *x, int sy, int sx, int h, int w)
 
-/* The refiner's 3×3 convolution with its GroupNorms folded in: y (B,h,W,C) = output rows [row0, row0 + h) of
- * conv2d(a, w (C,C,3,3), padding = dilation) + b (C), where a = x (B,H,W,C), or, with x_stats (B, groups, 2)
- * (mean, rstd; frozen), a = ReLU(GroupNorm(x)·γ + β) formed as the groupnorm op forms it (rounded to x's
- * dtype); the padding is zeros of a. moments (B, H, ⌈W/CK_GN_SEG⌉, groups, 2) float32: for every output row of
- * the band and every CK_GN_SEG-pixel segment of it, (mean, M2) of each channel group of y's stored values;
- * the other rows' entries are left as they are. y must not overlap the rows of x the band reads. */
+/* The refiner's 3×3 convolution with its GroupNorms folded in: y (B,h,W,OC) = output rows [row0, row0 + h) of
+ * conv2d(a, w (OC,IC,3,3), padding = dilation) + b (OC), where a = x (B,H,W,IC), or, with x_stats (B, gx, 2)
+ * (mean, rstd of gx groups of x's channels; frozen), a = ReLU(GroupNorm(x)·γ + β) formed as the groupnorm op
+ * forms it (rounded to x's dtype); the padding is zeros of a. moments (B, H, ⌈W/CK_GN_SEG⌉, groups, 2) float32:
+ * for every output row of the band and every CK_GN_SEG-pixel segment of it, (mean, M2) of each of the groups of
+ * y's channels, over y's stored values; the other rows' entries are left as they are. y must not overlap the
+ * rows of x the band reads. */
 #define CK_GN_SEG 128
 #define CK_OP_PARAMS_conv3x3_gn                                                                             \
     (const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b, int dilation, int row0,  \

@@ -14,7 +14,8 @@ void ck_conv3x3_gn_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, c
                        const ck_tensor *b, int dilation, int row0, const ck_tensor *x_stats, const ck_tensor *gamma,
                        const ck_tensor *beta, const ck_tensor *moments) {
     const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], C = x->shape[3], h = y->shape[1];
-    const int64_t groups = moments->shape[3], nseg = moments->shape[2], CG = C / groups, d = dilation;
+    const int64_t OC = y->shape[3], groups = moments->shape[3], nseg = moments->shape[2], CG = OC / groups;
+    const int64_t gx = x_stats ? ck_tensor_numel(x_stats) / (2 * B) : 1, CGx = C / gx, d = dilation;
     const int64_t rows = h + 2 * d; /* the band's input rows [row0 − d, row0 + h + d) */
     const float  *X = (const float *)x->data; /* (B, H, W, C) */
     float        *Y = (float *)y->data;       /* (B, h, W, C) */
@@ -36,7 +37,7 @@ void ck_conv3x3_gn_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, c
                     ar[i] = xr[i];
                     continue;
                 }
-                const float *st   = (const float *)x_stats->data + (n * groups + c / CG) * 2;
+                const float *st   = (const float *)x_stats->data + (n * gx + c / CGx) * 2;
                 const float  sc   = st[1] * ((const float *)gamma->data)[c];
                 const float  sh   = ((const float *)beta->data)[c] - st[0] * sc;
                 const float  v    = xr[i] * sc + sh;
@@ -44,20 +45,20 @@ void ck_conv3x3_gn_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, c
             }
         }
         const ck_tensor in  = ck_tensor_make(a, CK_DTYPE_F32, 4, (int64_t[]){1, rows, W, C});
-        const ck_tensor out = ck_tensor_make(Y + n * h * W * C, CK_DTYPE_F32, 4, (int64_t[]){1, h, W, C});
+        const ck_tensor out = ck_tensor_make(Y + n * h * W * OC, CK_DTYPE_F32, 4, (int64_t[]){1, h, W, OC});
         ck_conv2d_cpu(be, &out, &in, w, b, 1, 0, d, dilation);
         for (int64_t i = 0; i < h; i++)
             for (int64_t s = 0; s < nseg; s++) {
                 const int64_t p0 = s * CK_GN_SEG, p1 = p0 + CK_GN_SEG < W ? p0 + CK_GN_SEG : W;
-                const float  *yr = Y + ((n * h + i) * W) * C;
+                const float  *yr = Y + ((n * h + i) * W) * OC;
                 for (int64_t g = 0; g < groups; g++) {
                     double sum = 0.0, m2 = 0.0;
                     for (int64_t p = p0; p < p1; p++)
-                        for (int64_t k = 0; k < CG; k++) sum += yr[p * C + g * CG + k];
+                        for (int64_t k = 0; k < CG; k++) sum += yr[p * OC + g * CG + k];
                     const double mean = sum / (double)((p1 - p0) * CG);
                     for (int64_t p = p0; p < p1; p++)
                         for (int64_t k = 0; k < CG; k++) {
-                            const double dv = yr[p * C + g * CG + k] - mean;
+                            const double dv = yr[p * OC + g * CG + k] - mean;
                             m2 += dv * dv;
                         }
                     float *m = M + ((((n * H + row0 + i) * nseg + s) * groups) + g) * 2;

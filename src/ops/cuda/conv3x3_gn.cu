@@ -1,8 +1,9 @@
 /* The fused refiner's ops on CUDA (ops_list.h conv3x3_gn, gn_moments_stats); CPU reference ops/cpu/conv_gn.c.
  *
  * conv3x3_gn: the Hopper kernel of refiner_conv.cu (wgmma implicit GEMM, GroupNorm + ReLU on the operand
- * load, moments in the epilogue) wherever it runs: 16-bit maps of 64 channels in 8 groups, dilation 1, 2, 4
- * or 8, a compute capability 9.0 device with the sm_90a image. Elsewhere a plain kernel (one thread per
+ * load, moments in the epilogue) wherever it runs: 16-bit maps, 64 output channels in 8 groups, from 64 input
+ * channels (8 groups when normalized; dilation 1, 2, 4 or 8) or from the stem's 8 (dilation 1, no GroupNorm in
+ * front), a compute capability 9.0 device with the sm_90a image. Elsewhere a plain kernel (one thread per
  * output, the same act on load, float32 sums) and a moments kernel: correct everywhere, not fast;
  * ck_conv3x3_gn_cuda_fast says which one a call gets, so that the model only takes the fused path where it
  * pays.
@@ -13,17 +14,18 @@
 
 #define RC_THREADS 256
 
-/* y (B,h,W,C) rows [row0, row0 + h) of conv3×3(act(x)) + b, one thread per output element. */
+/* y (B,h,W,OC) rows [row0, row0 + h) of conv3×3(act(x (B,H,W,C))) + b, one thread per output element; act's
+ * statistics per group of CGx input channels. */
 template <typename T>
 __global__ void __launch_bounds__(RC_THREADS)
     conv3x3_act_plain_kernel(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ w,
                              const float *__restrict__ b, const float *__restrict__ st, const float *__restrict__ gm,
-                             const float *__restrict__ bt, int B, int H, int W, int C, int CG, int groups, int row0,
-                             int h, int d) {
-    const int64_t n = (int64_t)B * h * W * C;
+                             const float *__restrict__ bt, int B, int H, int W, int C, int OC, int CGx, int gx,
+                             int row0, int h, int d) {
+    const int64_t n = (int64_t)B * h * W * OC;
     CK_GRID_STRIDE(i, n) {
-        const int     oc = (int)(i % C);
-        const int64_t pix = i / C;
+        const int     oc = (int)(i % OC);
+        const int64_t pix = i / OC;
         const int     px = (int)(pix % W), r = (int)((pix / W) % h), bi = (int)(pix / ((int64_t)W * h));
         const int     yy = row0 + r;
         float         s  = b[oc];
@@ -37,7 +39,7 @@ __global__ void __launch_bounds__(RC_THREADS)
                 for (int ic = 0; ic < C; ic++) {
                     float v = ck_ldf(xr[ic]);
                     if (st) {
-                        const int   g  = bi * groups + ic / CG;
+                        const int   g  = bi * gx + ic / CGx;
                         const float sc = __fmul_rn(st[2 * g + 1], gm[ic]);
                         const float sh = __fsub_rn(bt[ic], __fmul_rn(st[2 * g], sc));
                         v              = __fadd_rn(__fmul_rn(v, sc), sh);
@@ -121,19 +123,21 @@ __global__ void __launch_bounds__(RC_THREADS)
 static int fused_args(const ck_cuda *cu, ck__rconv_args *a, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
                       const ck_tensor *b, int dilation, int row0, const ck_tensor *st, const ck_tensor *gamma,
                       const ck_tensor *beta, const ck_tensor *moments) {
-    const char *env = getenv("CK_REFINER_CONV");
+    const char   *env = getenv("CK_REFINER_CONV");
+    const int64_t B = x->shape[0], IC = x->shape[3];
     if (env && !strcmp(env, "plain")) return 0;
-    if ((x->dtype != CK_DTYPE_F16 && x->dtype != CK_DTYPE_BF16) || x->shape[3] != CK_RCONV_C ||
+    if ((x->dtype != CK_DTYPE_F16 && x->dtype != CK_DTYPE_BF16) || y->shape[3] != CK_RCONV_C ||
         moments->shape[3] != CK_RCONV_GROUPS || cu->cc_major != 9 || cu->cc_minor != 0)
         return 0;
-    if (dilation != 1 && dilation != 2 && dilation != 4 && dilation != 8) return 0;
+    if (IC == 64 && st && ck_tensor_numel(st) != B * CK_RCONV_GROUPS * 2) return 0; /* act over 8 groups only */
+    if (!(IC == 64 || (IC == 8 && !st && dilation == 1))) return 0;
     memset(a, 0, sizeof *a);
     a->x = x->data, a->y = y->data, a->w = w->data, a->bias = (const float *)b->data;
     a->stats = st ? (const float *)st->data : NULL;
     a->gamma = st ? (const float *)gamma->data : NULL, a->beta = st ? (const float *)beta->data : NULL;
     a->moments = (float *)moments->data;
-    a->B = (int)x->shape[0], a->H = (int)x->shape[1], a->W = (int)x->shape[2], a->row0 = row0;
-    a->h = (int)y->shape[1], a->dilation = dilation, a->bf16 = x->dtype == CK_DTYPE_BF16, a->sm_count = cu->sm_count;
+    a->B = (int)B, a->H = (int)x->shape[1], a->W = (int)x->shape[2], a->row0 = row0, a->h = (int)y->shape[1];
+    a->dilation = dilation, a->in_channels = (int)IC, a->bf16 = x->dtype == CK_DTYPE_BF16, a->sm_count = cu->sm_count;
     return 1;
 }
 
@@ -155,17 +159,19 @@ extern "C" void ck_conv3x3_gn_cuda(ck_backend *be, const ck_tensor *y, const ck_
         return;
     }
     const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], C = x->shape[3], h = y->shape[1];
+    const int64_t OC = y->shape[3];
     const int     groups = (int)moments->shape[3], nseg = (int)moments->shape[2];
-    CK_ASSERT(B <= 65535 && h <= 65535 && B * H * W * C < ((int64_t)1 << 40));
+    const int     gx = x_stats ? (int)(ck_tensor_numel(x_stats) / (2 * B)) : 1;
+    CK_ASSERT(B <= 65535 && h <= 65535 && B * H * W * (C > OC ? C : OC) < ((int64_t)1 << 40));
     const float *st = x_stats ? (const float *)x_stats->data : NULL;
     const float *gm = x_stats ? (const float *)gamma->data : NULL, *bt = x_stats ? (const float *)beta->data : NULL;
     CK_DISPATCH_FLOAT(x->dtype, T, {
-        conv3x3_act_plain_kernel<T><<<ck_grid_for(cu, B * h * W * C, RC_THREADS), RC_THREADS, 0, cu->stream>>>(
+        conv3x3_act_plain_kernel<T><<<ck_grid_for(cu, B * h * W * OC, RC_THREADS), RC_THREADS, 0, cu->stream>>>(
             (T *)y->data, (const T *)x->data, (const T *)w->data, (const float *)b->data, st, gm, bt, (int)B, (int)H,
-            (int)W, (int)C, (int)(C / groups), groups, row0, (int)h, dilation);
+            (int)W, (int)C, (int)OC, (int)(C / gx), gx, row0, (int)h, dilation);
         CK_KERNEL_CHECK(cu);
         gn_row_moments_kernel<T><<<dim3((unsigned)nseg, (unsigned)h, (unsigned)B), RC_THREADS, 0, cu->stream>>>(
-            (float2 *)moments->data, (const T *)y->data, (int)H, (int)W, (int)C, (int)(C / groups), groups, row0,
+            (float2 *)moments->data, (const T *)y->data, (int)H, (int)W, (int)OC, (int)(OC / groups), groups, row0,
             (int)h, nseg);
         CK_KERNEL_CHECK(cu);
     });

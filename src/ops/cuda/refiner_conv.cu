@@ -42,53 +42,64 @@
 namespace {
 
 constexpr int kC = CK_RCONV_C, kSeg = CK_RCONV_SEG, kWG = 2, kThreads = 128 * kWG;
-constexpr int kTapBytes = kC * kC * 2;     /* one tap's 64 × 64 weights */
-constexpr int kWBytes   = 9 * kTapBytes;   /* 72 KiB */
-constexpr int kStage    = kSeg * kC * 2;   /* the epilogue's staging tile, 16 KiB */
+constexpr int kStage = kSeg * kC * 2; /* the epilogue's staging tile, 16 KiB */
 
-/* Pixels a slot holds at dilation D (128 + 2D rounded up to 8) and its chunk-plane stride. */
-__host__ __device__ constexpr int slot_q(int D) { return (kSeg + 2 * D + 7) / 8 * 8; }
-__host__ __device__ constexpr int slot_lbo(int D) { return 16 * (slot_q(D) + 1); }
-__host__ __device__ constexpr int slot_bytes(int D) { return 8 * slot_lbo(D); }
-__host__ __device__ constexpr int smem_bytes(int D) { return 1024 + kWBytes + kWG * (3 * slot_bytes(D) + kStage); }
+/* Input widths: CIN = 64 (the residual blocks) or 8 (the stem: 7 channels and a zero one).
+ * Weights: CIN = 64, per tap 64 oc × 64 ic in the 128-byte swizzle (8 KiB, 72 KiB in all); CIN = 8, per tap two
+ * unswizzled 8-channel planes of 64 oc × 16 bytes, the second zeros (a k16 step covers one tap: 8 real input
+ * channels and 8 zero weights, so the operand's second half may be any finite values), 2 KiB a tap. */
+__host__ __device__ constexpr int tap_bytes(int CIN) { return CIN == 64 ? kC * kC * 2 : 2 * kC * 16; }
+__host__ __device__ constexpr int w_bytes(int CIN) { return 9 * tap_bytes(CIN); }
+/* Pixels a slot holds at dilation D: 128 + 2D rounded up to 8 (CIN = 8: one more, the zero-weighted half of the
+ * last pixel's k16 step). CIN = 64: eight chunk planes, 16·(Q + 1) bytes apart (the +1 spreads a pixel's
+ * chunks over the banks); CIN = 8: one plane. */
+__host__ __device__ constexpr int slot_q(int D, int CIN) { return (kSeg + 2 * D + (CIN == 8) + 7) / 8 * 8; }
+__host__ __device__ constexpr int slot_lbo(int D, int CIN) { return CIN == 64 ? 16 * (slot_q(D, CIN) + 1) : 16; }
+__host__ __device__ constexpr int slot_bytes(int D, int CIN) {
+    return CIN == 64 ? 8 * slot_lbo(D, CIN) : 16 * slot_q(D, CIN);
+}
+__host__ __device__ constexpr int smem_bytes(int D, int CIN) {
+    return 1024 + w_bytes(CIN) + kWG * (3 * slot_bytes(D, CIN) + kStage);
+}
 
 struct Params {
-    const uint4 *x;       /* (B, H, W, 64) as 16-byte chunks */
+    const uint4 *x;       /* (B, H, W, CIN) as 16-byte chunks */
     uint4       *y;       /* (B, h, W, 64) */
-    const void  *w;       /* (64, 64, 3, 3) */
+    const void  *w;       /* (64, CIN, 3, 3) */
     const float *bias, *stats, *gamma, *beta;
     float2      *moments; /* (B, H, nseg, 8) */
     int          B, H, W, row0, h, nseg, chain, pieces, tasks;
 };
 
 /* The input row `row` (absolute in x), pixels x0 − D … of sample b, as this thread's share of 16-byte chunks:
- * chunk i = t + 128·j is pixel q = i / 8, channel chunk i % 8 = t % 8 (fixed per thread). Out-of-image pixels
- * and rows are zero after act, so they are never loaded. */
-template <int D> struct RowLoad {
-    static constexpr int NV = (slot_q(D) * 8 + 127) / 128;
+ * CIN = 64: chunk i = t + 128·j is pixel q = i / 8, channel chunk i % 8 = t % 8 (fixed per thread); CIN = 8:
+ * pixel q = i. Out-of-image pixels and rows are zero after act, so they are never loaded. */
+template <int D, int CIN> struct RowLoad {
+    static constexpr int CH = CIN / 8, NV = (slot_q(D, CIN) * CH + 127) / 128;
     uint4                v[NV];
+    __device__ __forceinline__ static int pixel(int i) { return CH == 8 ? i >> 3 : i; }
     __device__ __forceinline__ void issue(const Params &p, int b, int row, int x0, int t) {
         const bool row_ok = row >= 0 && row < p.H;
 #pragma unroll
         for (int j = 0; j < NV; j++) {
-            const int q = (t + 128 * j) >> 3, px = x0 - D + q;
+            const int q = pixel(t + 128 * j), px = x0 - D + q;
             v[j]        = make_uint4(0, 0, 0, 0);
             if (row_ok && q < kSeg + 2 * D && px >= 0 && px < p.W)
-                v[j] = p.x[(((int64_t)b * p.H + row) * p.W + px) * 8 + (t & 7)];
+                v[j] = p.x[(((int64_t)b * p.H + row) * p.W + px) * CH + (CH == 8 ? (t & 7) : 0)];
         }
     }
-    /* GroupNorm + ReLU on the loaded values (the unfused apply kernel's operations, so the same bits), then the
-     * 16-byte stores into the slot; `live` marks chunks that came from the image (the rest stay zero). */
+    /* GroupNorm + ReLU on the loaded values (the unfused apply kernel's operations, so the same bits; CIN = 64
+     * only), then the 16-byte stores into the slot; chunks from outside the image stay zero. */
     template <typename T>
     __device__ __forceinline__ void store(uint8_t *slot, const Params &p, int row, int x0, int t, bool act,
                                           const float (&sc)[8], const float (&sh)[8]) {
         const bool row_ok = row >= 0 && row < p.H;
 #pragma unroll
         for (int j = 0; j < NV; j++) {
-            const int q = (t + 128 * j) >> 3, px = x0 - D + q;
-            if (q >= slot_q(D)) continue;
+            const int q = pixel(t + 128 * j), px = x0 - D + q;
+            if (q >= slot_q(D, CIN)) continue;
             uint4 o = v[j];
-            if (act && row_ok && q < kSeg + 2 * D && px >= 0 && px < p.W) {
+            if (CH == 8 && act && row_ok && q < kSeg + 2 * D && px >= 0 && px < p.W) {
                 T e[8];
                 memcpy((void *)e, &o, 16);
 #pragma unroll
@@ -98,31 +109,35 @@ template <int D> struct RowLoad {
                 }
                 memcpy(&o, (const void *)e, 16);
             }
-            *reinterpret_cast<uint4 *>(slot + (t & 7) * slot_lbo(D) + q * 16) = o;
+            *reinterpret_cast<uint4 *>(slot + (CH == 8 ? (t & 7) * slot_lbo(D, CIN) : 0) + q * 16) = o;
         }
     }
 };
 
-template <typename T, int D>
+template <typename T, int D, int CIN>
 __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
     __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
     uint8_t       *raw  = ck__dyn_smem();
     const uint32_t raw_addr = ck__smem_addr(raw);
-    uint8_t       *sw   = raw + ((1024 - (raw_addr & 1023)) & 1023); /* weights (9, 64 oc, 64 ic), 1024-aligned */
+    uint8_t       *sw   = raw + ((1024 - (raw_addr & 1023)) & 1023); /* weights (9 taps), 1024-aligned */
     const int      tid = threadIdx.x, wg = tid >> 7, t = tid & 127, warp = t >> 5, lane = t & 31;
-    uint8_t       *slots = sw + kWBytes + wg * (3 * slot_bytes(D) + kStage); /* this warpgroup's 3 slots */
-    uint8_t       *stage = slots + 3 * slot_bytes(D);                        /* (128 px, 64 oc), swizzled */
+    uint8_t       *slots = sw + w_bytes(CIN) + wg * (3 * slot_bytes(D, CIN) + kStage); /* this warpgroup's 3 slots */
+    uint8_t       *stage = slots + 3 * slot_bytes(D, CIN);                             /* (128 px, 64 oc), swizzled */
     if (tid == 0) ck__keep_smem(marker);
 
-    /* weights: element (oc n, ic k, tap) read in PyTorch's order, stored at tap·8 KiB + n·128 + swizzled chunk */
+    /* weights: element (oc n, ic k, tap) read in PyTorch's order; CIN = 64 at tap·8 KiB + n·128 + swizzled
+     * chunk, CIN = 8 at tap·2 KiB + n·16 (the zero plane of ic 8..15 at + 1 KiB) */
     {
         const uint16_t *wg16 = reinterpret_cast<const uint16_t *>(p.w);
-        for (int e = tid; e < 9 * kC * kC; e += kThreads) {
-            const int tap = e % 9, nk = e / 9, n = nk >> 6, k = nk & 63;
-            *reinterpret_cast<uint16_t *>(sw + tap * kTapBytes + n * 128 + ((((k >> 3) ^ (n & 7))) << 4) + (k & 7) * 2) =
-                wg16[e];
+        for (int e = tid; e < 9 * kC * CIN; e += kThreads) {
+            const int tap = e % 9, nk = e / 9, n = nk / CIN, k = nk % CIN;
+            const int off = CIN == 64 ? n * 128 + (((k >> 3) ^ (n & 7)) << 4) + (k & 7) * 2 : n * 16 + k * 2;
+            *reinterpret_cast<uint16_t *>(sw + tap * tap_bytes(CIN) + off) = wg16[e];
         }
+        if (CIN == 8)
+            for (int e = tid; e < 9 * kC; e += kThreads)
+                *reinterpret_cast<uint4 *>(sw + (e / kC) * tap_bytes(CIN) + kC * 16 + (e % kC) * 16) = make_uint4(0, 0, 0, 0);
     }
     ck__fence_proxy_async();
     __syncthreads();
@@ -163,11 +178,11 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
         /* the ring: slot (rot + k) % 3 holds input row y + (k − 1)·D */
         int       rot = 0;
         const int y0  = p.row0 + i0;
-        RowLoad<D> ld;
+        RowLoad<D, CIN> ld;
 #pragma unroll 1
         for (int k = 0; k < 3; k++) {
             ld.issue(p, b, y0 + (k - 1) * D, x0, t);
-            ld.template store<T>(slots + k * slot_bytes(D), p, y0 + (k - 1) * D, x0, t, act, sc, sh);
+            ld.template store<T>(slots + k * slot_bytes(D, CIN), p, y0 + (k - 1) * D, x0, t, act, sc, sh);
         }
         ck__fence_proxy_async();
         ck__bar_sync_n(bar_id, 128);
@@ -185,14 +200,22 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
 #pragma unroll
             for (int ky = 0; ky < 3; ky++) {
                 const int      sl = rot + ky >= 3 ? rot + ky - 3 : rot + ky;
-                const uint32_t xb = slot_addr + sl * slot_bytes(D);
+                const uint32_t xb = slot_addr + sl * slot_bytes(D, CIN);
 #pragma unroll
-                for (int kx = 0; kx < 3; kx++)
+                for (int kx = 0; kx < 3; kx++) {
+                    const uint32_t wt = w_addr + (ky * 3 + kx) * tap_bytes(CIN);
+                    if (CIN == 64) {
 #pragma unroll
-                    for (int ks = 0; ks < 4; ks++)
-                        ck__wgmma_ss128<T>(acc, ck__desc_sw128(w_addr + (ky * 3 + kx) * kTapBytes + ks * 32),
-                                           ck__desc_plain(xb + kx * D * 16 + 2 * ks * slot_lbo(D), slot_lbo(D), 128),
-                                           ky | kx | ks);
+                        for (int ks = 0; ks < 4; ks++)
+                            ck__wgmma_ss128<T>(acc, ck__desc_sw128(wt + ks * 32),
+                                               ck__desc_plain(xb + kx * D * 16 + 2 * ks * slot_lbo(D, CIN),
+                                                              slot_lbo(D, CIN), 128),
+                                               ky | kx | ks);
+                    } else {
+                        ck__wgmma_ss128<T>(acc, ck__desc_plain(wt, kC * 16, 128),
+                                           ck__desc_plain(xb + kx * D * 16, slot_lbo(D, CIN), 128), ky | kx);
+                    }
+                }
             }
             ck__wgmma_commit();
             if (more) ld.issue(p, b, y + 2 * D, x0, t); /* in flight while the MMAs run */
@@ -200,7 +223,7 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
             ck__reg_fence(acc);
             ck__bar_sync_n(bar_id, 128); /* every warp's MMAs are done with row y − D's slot and with the staging */
             if (more) {
-                ld.template store<T>(slots + rot * slot_bytes(D), p, y + 2 * D, x0, t, act, sc, sh);
+                ld.template store<T>(slots + rot * slot_bytes(D, CIN), p, y + 2 * D, x0, t, act, sc, sh);
                 ck__fence_proxy_async();
             }
 
@@ -253,8 +276,8 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
 #endif
 }
 
-template <typename T, int D> int launch(const ck__rconv_args *a, cudaStream_t stream) {
-    auto kern = refiner_conv_kernel<T, D>;
+template <typename T, int D, int CIN> int launch(const ck__rconv_args *a, cudaStream_t stream) {
+    auto kern = refiner_conv_kernel<T, D, CIN>;
     if (!ck__sm90a_ready((const void *)kern)) return 0;
     Params p;
     p.x = (const uint4 *)a->x, p.y = (uint4 *)a->y, p.w = a->w;
@@ -275,26 +298,30 @@ template <typename T, int D> int launch(const ck__rconv_args *a, cudaStream_t st
     p.tasks = (int)tasks;
     const int64_t blocks = (tasks + kWG - 1) / kWG;
     const int     grid   = (int)(blocks < a->sm_count ? blocks : (a->sm_count > 0 ? a->sm_count : 1));
-    if (cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(D)) !=
+    if (cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(D, CIN)) !=
         cudaSuccess)
         return 0;
-    CK_RCONV_LAUNCH(kern, dim3((unsigned)grid), dim3(kThreads), (size_t)smem_bytes(D), stream, p);
+    CK_RCONV_LAUNCH(kern, dim3((unsigned)grid), dim3(kThreads), (size_t)smem_bytes(D, CIN), stream, p);
     return 1;
 }
 
 template <typename T> int launch_d(const ck__rconv_args *a, cudaStream_t stream) {
+    if (a->in_channels == 8) return a->dilation == 1 && !a->stats ? launch<T, 1, 8>(a, stream) : 0;
+    if (a->in_channels != 64) return 0;
     switch (a->dilation) {
-    case 1: return launch<T, 1>(a, stream);
-    case 2: return launch<T, 2>(a, stream);
-    case 4: return launch<T, 4>(a, stream);
-    case 8: return launch<T, 8>(a, stream);
+    case 1: return launch<T, 1, 64>(a, stream);
+    case 2: return launch<T, 2, 64>(a, stream);
+    case 4: return launch<T, 4, 64>(a, stream);
+    case 8: return launch<T, 8, 64>(a, stream);
     default: return 0;
     }
 }
 
 } /* namespace */
 
-extern "C" size_t ck__refiner_conv_smem(int dilation) { return (size_t)smem_bytes(dilation); }
+extern "C" size_t ck__refiner_conv_smem(int dilation, int in_channels) {
+    return (size_t)(in_channels == 8 ? smem_bytes(dilation, 8) : smem_bytes(dilation, 64));
+}
 
 extern "C" int ck__refiner_conv(const ck__rconv_args *a, cudaStream_t stream) {
     const uintptr_t al = (uintptr_t)a->x | (uintptr_t)a->y | (uintptr_t)a->w;

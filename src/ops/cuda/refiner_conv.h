@@ -7,7 +7,8 @@
  *     moments (B, H, nseg, 8, 2) float32: for every output row and 128-pixel segment (nseg = ⌈W/128⌉), the
  *              (mean, M2) of each group of 8 channels of y as stored (rounded to y's dtype)
  *
- * x (B, H, W, 64), y (B, h, W, 64), w (64, 64, 3, 3), all float16 or all bfloat16; bias, γ, β float32 (64).
+ * x (B, H, W, CIN), y (B, h, W, 64), w (64, CIN, 3, 3), all float16 or all bfloat16; bias, γ, β float32 (64 / CIN).
+ * CIN = 64 (the residual blocks; dilation 1, 2, 4 or 8) or 8 (the stem: dilation 1, no act).
  * The padding is applied after act (zeros of the normalized map, as in the unfused GroupNorm → conv).
  */
 #ifndef CK_OPS_CUDA_REFINER_CONV_H
@@ -22,7 +23,7 @@
 extern "C" {
 #endif
 
-#define CK_RCONV_C 64      /* channels in and out */
+#define CK_RCONV_C 64      /* output channels (and the residual blocks' input channels) */
 #define CK_RCONV_GROUPS 8  /* GroupNorm groups: 8 channels each */
 #define CK_RCONV_SEG 128   /* pixels per row segment: one warpgroup's output tile, and the moments' unit */
 
@@ -36,6 +37,7 @@ typedef struct ck__rconv_args {
     const float *beta;    /* (64), with stats */
     float       *moments; /* (B, H, nseg, 8, 2) */
     int          B, H, W, row0, h, dilation;
+    int          in_channels; /* 64 or 8 */
     int          bf16;    /* 0: float16, 1: bfloat16 */
     int          sm_count;
 } ck__rconv_args;
@@ -45,8 +47,8 @@ typedef struct ck__rconv_args {
  * synchronizes nothing (graph capturable). Deterministic: no atomics. */
 int ck__refiner_conv(const ck__rconv_args *a, cudaStream_t stream);
 
-/* Shared memory the kernel asks for at a dilation (bytes). */
-size_t ck__refiner_conv_smem(int dilation);
+/* Shared memory the kernel asks for at a dilation and input width (bytes). */
+size_t ck__refiner_conv_smem(int dilation, int in_channels);
 
 #ifdef __cplusplus
 }
