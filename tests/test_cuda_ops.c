@@ -292,20 +292,27 @@ static void test_groupnorm(int64_t B, int64_t H, int64_t W, int64_t C, int group
 }
 
 /* groupnorm_linear against the CPU (its normalized map is never rounded to the activation dtype on either side) */
-static void test_groupnorm_linear(int64_t B, int64_t H, int64_t W, int64_t C, int groups, int64_t N, int res, ck_act act) {
+static void test_groupnorm_linear(int64_t B, int64_t H, int64_t W, int64_t C, int groups, int64_t N, int res, ck_act act,
+                                  int frozen) {
     char what[128];
-    snprintf(what, sizeof what, "groupnorm_linear %lldx%lldx%lldx%lld g%d -> %lld%s%s", (long long)B, (long long)H,
-             (long long)W, (long long)C, groups, (long long)N, res ? " +res" : "", act == CK_ACT_RELU ? " +relu" : "");
+    snprintf(what, sizeof what, "groupnorm_linear %lldx%lldx%lldx%lld g%d -> %lld%s%s%s", (long long)B, (long long)H,
+             (long long)W, (long long)C, groups, (long long)N, res ? " +res" : "", act == CK_ACT_RELU ? " +relu" : "",
+             frozen ? " frozen stats" : "");
+    tpair st = TP(K_VEC, F_RAND, 0.5f, 0.0f, B, groups, 2); /* given (mean, rstd) */
+    for (int64_t i = 0; i < B * groups; i++) ((float *)st.c.data)[2 * i + 1] = 0.7f + 0.05f * (float)i;
+    tp_upload(&st);
     tpair x = TP(K_ACT, F_RAND, 1.5f, 0.8f, B, H, W, C);
     tpair g = TP(K_VEC, F_RAND, 0.3f, 1.0f, C), bt = TP(K_VEC, F_RAND, 0.3f, 0.0f, C);
     tpair r = {0};
     if (res) r = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, H, W, C);
     tpair w = TP(K_W, F_RAND, 1.0f / sqrtf((float)C), 0.0f, N, C), b = TP(K_VEC, F_RAND, 0.5f, 0.0f, N);
     tpair y = TP(K_VEC, F_OUT, 0, 0, B, H, W, N);
-    ck_groupnorm_linear(&g_exc, &y.c, &x.c, &g.c, &bt.c, groups, 1e-5f, res ? &r.c : NULL, act, &w.c, &b.c);
-    ck_groupnorm_linear(&g_exg, &y.d, &x.d, &g.d, &bt.d, groups, 1e-5f, res ? &r.d : NULL, act, &w.d, &b.d);
+    ck_groupnorm_linear(&g_exc, &y.c, &x.c, &g.c, &bt.c, groups, 1e-5f, res ? &r.c : NULL, act, &w.c, &b.c,
+                        frozen ? &st.c : NULL);
+    ck_groupnorm_linear(&g_exg, &y.d, &x.d, &g.d, &bt.d, groups, 1e-5f, res ? &r.d : NULL, act, &w.d, &b.d,
+                        frozen ? &st.d : NULL);
     tp_compare(what, &y, 1.0);
-    tp_free(&x), tp_free(&g), tp_free(&bt), tp_free(&r), tp_free(&w), tp_free(&b), tp_free(&y);
+    tp_free(&x), tp_free(&g), tp_free(&bt), tp_free(&r), tp_free(&w), tp_free(&b), tp_free(&y), tp_free(&st);
 }
 
 static void test_attention(int64_t G, int64_t Tq, int64_t Tk, int64_t HD, int64_t HDp) {
@@ -767,10 +774,11 @@ static void test_op_groupnorm(void) {
 }
 
 static void test_op_groupnorm_linear(void) {
-    test_groupnorm_linear(1, 512, 512, 64, 8, 4, 1, CK_ACT_RELU); /* the refiner's head at S = 512 */
-    test_groupnorm_linear(2, 33, 21, 64, 8, 4, 1, CK_ACT_RELU);   /* a batch of two, odd grid */
-    test_groupnorm_linear(1, 40, 24, 32, 8, 4, 0, CK_ACT_RELU);   /* the built-in keyer's width */
-    test_groupnorm_linear(2, 7, 5, 12, 3, 3, 1, CK_ACT_NONE);     /* any shape */
+    test_groupnorm_linear(1, 512, 512, 64, 8, 4, 1, CK_ACT_RELU, 0); /* the refiner's head at S = 512 */
+    test_groupnorm_linear(2, 33, 21, 64, 8, 4, 1, CK_ACT_RELU, 0);   /* a batch of two, odd grid */
+    test_groupnorm_linear(1, 40, 24, 32, 8, 4, 0, CK_ACT_RELU, 0);   /* the built-in keyer's width */
+    test_groupnorm_linear(2, 7, 5, 12, 3, 3, 1, CK_ACT_NONE, 0);     /* any shape */
+    test_groupnorm_linear(2, 64, 64, 64, 8, 4, 1, CK_ACT_RELU, 1);   /* the fused refiner's head: statistics given */
 }
 
 static void test_op_groupnorm_stats(void) {

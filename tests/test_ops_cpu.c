@@ -259,10 +259,13 @@ static void test_op_groupnorm_stats(void) {
 /* ---- groupnorm_linear: GroupNorm (+ residual, act) then a linear head, against float64 ---- */
 
 static void case_groupnorm_linear(int64_t B, int64_t H, int64_t W, int64_t C, int groups, int64_t N, int res,
-                                  ck_act act) {
+                                  ck_act act, int frozen) {
     char what[128];
-    snprintf(what, sizeof what, "groupnorm_linear %lldx%lldx%lldx%lld g%d -> %lld%s%s", (long long)B, (long long)H,
-             (long long)W, (long long)C, groups, (long long)N, res ? " +res" : "", act == CK_ACT_RELU ? " +relu" : "");
+    snprintf(what, sizeof what, "groupnorm_linear %lldx%lldx%lldx%lld g%d -> %lld%s%s%s", (long long)B, (long long)H,
+             (long long)W, (long long)C, groups, (long long)N, res ? " +res" : "", act == CK_ACT_RELU ? " +relu" : "",
+             frozen ? " frozen stats" : "");
+    ck_tensor st = FT(0.5f, 0.0f, B, groups, 2); /* given (mean, rstd) */
+    for (int64_t i = 0; i < B * groups; i++) F(st)[2 * i + 1] = 0.7f + 0.05f * (float)i;
     const int64_t P = H * W, CG = C / groups;
     ck_tensor     x = FT(1.5f, 0.8f, B, H, W, C), g = FT(0.3f, 1.0f, C), bt = FT(0.3f, 0.0f, C);
     ck_tensor     r = res ? FT(1.0f, 0.0f, B, H, W, C) : (ck_tensor){0};
@@ -272,6 +275,10 @@ static void case_groupnorm_linear(int64_t B, int64_t H, int64_t W, int64_t C, in
         double mean[64], rstd[64];
         CK_ASSERT(groups <= 64);
         for (int gi = 0; gi < groups; gi++) {
+            if (frozen) {
+                mean[gi] = F(st)[(bi * groups + gi) * 2], rstd[gi] = F(st)[(bi * groups + gi) * 2 + 1];
+                continue;
+            }
             double s = 0, s2 = 0;
             for (int64_t p = 0; p < P; p++)
                 for (int64_t c = gi * CG; c < (gi + 1) * CG; c++) s += F(x)[(bi * P + p) * C + c];
@@ -295,16 +302,17 @@ static void case_groupnorm_linear(int64_t B, int64_t H, int64_t W, int64_t C, in
                 ref[(bi * P + p) * N + n] = (float)acc;
             }
     }
-    ck_groupnorm_linear(&g_ex, &y, &x, &g, &bt, groups, 1e-5f, res ? &r : NULL, act, &w, &b);
+    ck_groupnorm_linear(&g_ex, &y, &x, &g, &bt, groups, 1e-5f, res ? &r : NULL, act, &w, &b, frozen ? &st : NULL);
     check_close(what, F(y), ref, N(y), 1e-5, 1e-5);
-    free(ref), free(x.data), free(g.data), free(bt.data), free(w.data), free(b.data), free(y.data);
+    free(ref), free(x.data), free(g.data), free(bt.data), free(w.data), free(b.data), free(y.data), free(st.data);
     if (res) free(r.data);
 }
 
 static void test_op_groupnorm_linear(void) {
-    case_groupnorm_linear(1, 12, 10, 64, 8, 4, 1, CK_ACT_RELU); /* the refiner's last GroupNorm and head */
-    case_groupnorm_linear(2, 7, 5, 12, 3, 3, 0, CK_ACT_NONE);
-    case_groupnorm_linear(1, 9, 9, 32, 8, 4, 1, CK_ACT_RELU);
+    case_groupnorm_linear(1, 12, 10, 64, 8, 4, 1, CK_ACT_RELU, 0); /* the refiner's last GroupNorm and head */
+    case_groupnorm_linear(2, 7, 5, 12, 3, 3, 0, CK_ACT_NONE, 0);
+    case_groupnorm_linear(1, 9, 9, 32, 8, 4, 1, CK_ACT_RELU, 0);
+    case_groupnorm_linear(2, 6, 7, 64, 8, 4, 1, CK_ACT_RELU, 1); /* the fused refiner's head: statistics given */
 }
 
 /* ---- attention ---- */

@@ -170,7 +170,7 @@ static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *
         }
         if (head && r == cfg->ref_blocks - 1)
             ck_groupnorm_linear(ex, head, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, a, CK_ACT_RELU,
-                                &w->final_w, &w->final_b);
+                                &w->final_w, &w->final_b, f ? &f->stats2 : NULL);
         else if (f) ck_groupnorm_stats(ex, a, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, a, CK_ACT_RELU,
                                        &f->stats2, 1);
         else refiner_gn(ex, cfg, a, &c2, &rw->gn2_w, &rw->gn2_b, a, st, 2 + 2 * r, frozen);

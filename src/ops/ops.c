@@ -146,7 +146,7 @@ void ck_groupnorm(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_
 
 void ck_groupnorm_linear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
                          const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
-                         const ck_tensor *w, const ck_tensor *b) {
+                         const ck_tensor *w, const ck_tensor *b, const ck_tensor *stats) {
     CK_ASSERT(x->ndim >= 2 && groups >= 1 && ck_tensor_last(x) % groups == 0);
     CK_ASSERT(gamma->dtype == CK_DTYPE_F32 && beta->dtype == CK_DTYPE_F32);
     CK_ASSERT(gamma->shape[0] == ck_tensor_last(x) && beta->shape[0] == ck_tensor_last(x));
@@ -154,8 +154,9 @@ void ck_groupnorm_linear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, co
     CK_ASSERT(w->ndim == 2 && w->shape[1] == ck_tensor_last(x) && ck_tensor_last(y) == w->shape[0]);
     CK_ASSERT(same_leading(x, y) && y->dtype == CK_DTYPE_F32 && y->data != x->data);
     CK_ASSERT(!b || (b->ndim == 1 && b->shape[0] == w->shape[0] && b->dtype == CK_DTYPE_F32));
+    CK_ASSERT(!stats || (stats->dtype == CK_DTYPE_F32 && ck_tensor_numel(stats) == x->shape[0] * groups * 2));
     RUNP(ex, "groupnorm+linear",
-         ex->be->groupnorm_linear(ex->be, y, x, gamma, beta, groups, eps, residual, act, w, b));
+         ex->be->groupnorm_linear(ex->be, y, x, gamma, beta, groups, eps, residual, act, w, b, stats));
 }
 
 void ck_groupnorm_stats(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,

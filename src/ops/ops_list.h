@@ -44,10 +44,12 @@
 
 /* y (B,H,W,N) float32 = act(GroupNorm(x (B,H,W,C); groups, eps) + residual) · w (N, C)ᵀ + b (N): the refiner's
  * last GroupNorm and its 1×1 head in one pass, the normalized map neither stored nor rounded to x's dtype.
- * residual and b may be NULL. */
+ * residual and b may be NULL; stats (B, groups, 2) float32, when given, are the (mean, rstd) to use instead of
+ * x's own (frozen: the fused refiner has them from the convolution's moments). */
 #define CK_OP_PARAMS_groupnorm_linear                                                                       \
     (const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma, const ck_tensor *beta, int groups,     \
-     float eps, const ck_tensor *residual, ck_act act, const ck_tensor *w, const ck_tensor *b)
+     float eps, const ck_tensor *residual, ck_act act, const ck_tensor *w, const ck_tensor *b,              \
+     const ck_tensor *stats)
 
 /* o (G,Tq,HD) = softmax(q (G,Tq,HD) · k (G,Tk,HD)ᵀ · scale) · v (G,Tk,HD), flash-style (no G·Tq·Tk). */
 #define CK_OP_PARAMS_attention                                                                              \

@@ -145,7 +145,7 @@ void ck_groupnorm_stats_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor 
 
 void ck_groupnorm_linear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
                              const ck_tensor *beta, int groups, float eps, const ck_tensor *residual, ck_act act,
-                             const ck_tensor *w, const ck_tensor *b) {
+                             const ck_tensor *w, const ck_tensor *b, const ck_tensor *stats) {
     (void)be;
     const int64_t B = x->shape[0], C = ck_tensor_last(x), N = w->shape[0];
     const int64_t P = ck_tensor_numel(x) / (B * C);
@@ -155,7 +155,7 @@ void ck_groupnorm_linear_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor
     float       *Y = (float *)y->data;                                                            /* (B, P, N) */
     float *sc = malloc(sizeof(float) * (size_t)(B * C)), *sh = malloc(sizeof(float) * (size_t)(B * C));
     CK_ASSERT(sc && sh);
-    gn_coefficients(x, gamma, beta, groups, eps, NULL, 0, sc, sh);
+    gn_coefficients(x, gamma, beta, groups, eps, stats, stats != NULL, sc, sh);
 #pragma omp parallel for schedule(static)
     for (int64_t bp = 0; bp < B * P; bp++) {
         const int64_t bi = bp / P;

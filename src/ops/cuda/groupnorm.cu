@@ -417,10 +417,10 @@ __global__ void gn_linear_any_kernel(float *__restrict__ y, const T *__restrict_
 template <typename T, typename TW>
 static void launch_linear(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const float *gamma, const float *beta,
                           int groups, float eps, const ck_tensor *residual, int act, const ck_tensor *w,
-                          const ck_tensor *b) {
+                          const ck_tensor *b, const ck_tensor *stats) {
     const int64_t B = x->shape[0], C = ck_tensor_last(x), N = w->shape[0];
     const int64_t P = ck_tensor_numel(x) / (B * C);
-    const float2 *coef = gn_coefficients<T>(cu, x, gamma, beta, groups, eps, NULL, 0);
+    const float2 *coef = gn_coefficients<T>(cu, x, gamma, beta, groups, eps, stats, stats != NULL);
     float        *Y = (float *)y->data;
     const T      *X = (const T *)x->data, *R = residual ? (const T *)residual->data : NULL;
     const TW     *Wt = (const TW *)w->data;
@@ -442,13 +442,13 @@ static void launch_linear(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, c
 
 extern "C" void ck_groupnorm_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *gamma,
                                          const ck_tensor *beta, int groups, float eps, const ck_tensor *residual,
-                                         ck_act act, const ck_tensor *w, const ck_tensor *b) {
+                                         ck_act act, const ck_tensor *w, const ck_tensor *b, const ck_tensor *stats) {
     ck_cuda *cu = ck_cuda_of(be);
     CK_ASSERT(ck_is_float_dtype(x->dtype) && (w->dtype == x->dtype || w->dtype == CK_DTYPE_F32));
     const float *g = (const float *)gamma->data, *bt = (const float *)beta->data;
     if (w->dtype == CK_DTYPE_F32 && x->dtype != CK_DTYPE_F32) {
-        CK_DISPATCH_FLOAT(x->dtype, T, (launch_linear<T, float>(cu, y, x, g, bt, groups, eps, residual, act, w, b)));
+        CK_DISPATCH_FLOAT(x->dtype, T, (launch_linear<T, float>(cu, y, x, g, bt, groups, eps, residual, act, w, b, stats)));
     } else {
-        CK_DISPATCH_FLOAT(x->dtype, T, (launch_linear<T, T>(cu, y, x, g, bt, groups, eps, residual, act, w, b)));
+        CK_DISPATCH_FLOAT(x->dtype, T, (launch_linear<T, T>(cu, y, x, g, bt, groups, eps, residual, act, w, b, stats)));
     }
 }
