@@ -32,7 +32,8 @@
 #             CK_LINEAR_GEMM=1, CK_LN_LINEAR=1): ckey bench
 #             at each of SIZES and 512 × 8, each switch alone and all, beside the default in one call, a per-op
 #             profile at 2048 with the fused refiner, then the precision gate with all switches on (optin.jsonl,
-#             optin_profile.log, accuracy_optin.log); run `tests` in the same call for their op tests
+#             optin_profile.log, accuracy_optin.log; OPTIN_GATE=0 leaves the gate out); run `tests` in the same
+#             call for their op tests
 #   serve     `ckey serve`'s server time to key one 2048² frame (scripts/serve_key_timing.py, built-in model)
 #   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
 #             package is built into /tmp/pyck), with fresh output buffers per call and keyed into kept ones
@@ -165,9 +166,11 @@ if has optin; then
         env $e $B bench --size 2048 --device cuda --precision fp16 --runs 3 --warmup 2 --profile 1 2>&1 | tail -40
     done > "$OUT/optin_profile.log" 2>&1
     grep -E "^==|conv2d|groupnorm|linear|activation" "$OUT/optin_profile.log" | head -40
-    env $ALL PYTHONUNBUFFERED=1 timeout 300 python3 tools/reference/accuracy_gate.py --ckey $B \
-        --sizes ${ACC_SIZES:-512,1024,2048} --out /tmp/acc_optin > "$OUT/accuracy_optin.log" 2>&1
-    echo "accuracy (switches on) rc=$?"; grep -A12 "## Gate" "$OUT/accuracy_optin.log"
+    if [ "${OPTIN_GATE:-1}" != 0 ]; then
+        env $ALL PYTHONUNBUFFERED=1 timeout 300 python3 tools/reference/accuracy_gate.py --ckey $B \
+            --sizes ${ACC_SIZES:-512,1024,2048} --out /tmp/acc_optin > "$OUT/accuracy_optin.log" 2>&1
+        echo "accuracy (switches on) rc=$?"; grep -A12 "## Gate" "$OUT/accuracy_optin.log"
+    fi
 fi
 
 if has serve; then
