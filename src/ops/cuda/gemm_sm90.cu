@@ -198,6 +198,6 @@ template <typename T> int launch(const ck__gemm_args *a, cudaStream_t stream) {
 
 extern "C" int ck__gemm_sm90(const ck__gemm_args *a, cudaStream_t stream) {
     const uintptr_t al = (uintptr_t)a->x | (uintptr_t)a->w | (uintptr_t)a->y | (uintptr_t)a->res;
-    if ((al & 15) || a->M < 1 || a->N < 8 || a->K < 8 || a->N % 8 || a->K % 8 || a->act < 0 || a->act > 2) return 0;
+    if ((al & 15) || ((uintptr_t)a->ln_stats & 7) || a->x == a->y || a->M < 1 || a->N < 8 || a->K < 8 || a->N % 8 || a->K % 8 || a->act < 0 || a->act > 2) return 0;
     return a->bf16 ? launch<__nv_bfloat16>(a, stream) : launch<__half>(a, stream);
 }

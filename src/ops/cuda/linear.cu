@@ -290,6 +290,7 @@ extern "C" void ck_layernorm_linear_cuda(ck_backend *be, const ck_tensor *y, con
     ck_cuda      *cu = ck_cuda_of(be);
     const int64_t K = w->shape[1], N = w->shape[0], M = ck_tensor_numel(x) / K;
     const ck_dtype dt = x->dtype;
+    CK_ASSERT(x->data != y->data && xn->data != y->data);
     if (dt != CK_DTYPE_F32 && y->dtype == dt && w->dtype == dt && cu->cc_major == 9 && cu->cc_minor == 0 &&
         (size_t)M * sizeof(float2) <= cu->scratch_bytes && K <= 0x7fffffff && N <= 0x7fffffff) {
         float2 *stats = (float2 *)cu->scratch; /* (M) */

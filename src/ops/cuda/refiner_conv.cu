@@ -50,14 +50,13 @@ constexpr int kStage = kSeg * kC * 2; /* the epilogue's staging tile, 16 KiB */
  * channels and 8 zero weights, so the operand's second half may be any finite values), 2 KiB a tap. */
 __host__ __device__ constexpr int tap_bytes(int CIN) { return CIN == 64 ? kC * kC * 2 : 2 * kC * 16; }
 __host__ __device__ constexpr int w_bytes(int CIN) { return 9 * tap_bytes(CIN); }
-/* Pixels a slot holds at dilation D: 128 + 2D rounded up to 8 (CIN = 8: one more, the zero-weighted half of the
- * last pixel's k16 step). CIN = 64: eight chunk planes, 16·(Q + 1) bytes apart (the +1 spreads a pixel's
- * chunks over the banks); CIN = 8: one plane. */
-__host__ __device__ constexpr int slot_q(int D, int CIN) { return (kSeg + 2 * D + (CIN == 8) + 7) / 8 * 8; }
-__host__ __device__ constexpr int slot_lbo(int D, int CIN) { return CIN == 64 ? 16 * (slot_q(D, CIN) + 1) : 16; }
-__host__ __device__ constexpr int slot_bytes(int D, int CIN) {
-    return CIN == 64 ? 8 * slot_lbo(D, CIN) : 16 * slot_q(D, CIN);
-}
+/* Pixels a slot holds at dilation D: 128 + 2D rounded up to 8. CIN = 64: eight chunk planes, 16·(Q + 1) bytes
+ * apart (the +1 spreads a pixel's chunks over the banks); CIN = 8: the pixels' plane and a plane of zeros that
+ * stands for input channels 8..15 (their weights are zeros too, but a non-finite neighbour times a zero weight
+ * would still be NaN), written once. */
+__host__ __device__ constexpr int slot_q(int D, int CIN) { return (kSeg + 2 * D + 7) / 8 * 8; }
+__host__ __device__ constexpr int slot_lbo(int D, int CIN) { return 16 * (slot_q(D, CIN) + (CIN == 64)); }
+__host__ __device__ constexpr int slot_bytes(int D, int CIN) { return (CIN == 64 ? 8 : 2) * slot_lbo(D, CIN); }
 __host__ __device__ constexpr int smem_bytes(int D, int CIN) {
     return 1024 + w_bytes(CIN) + kWG * (3 * slot_bytes(D, CIN) + kStage);
 }
@@ -135,9 +134,14 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
             const int off = CIN == 64 ? n * 128 + (((k >> 3) ^ (n & 7)) << 4) + (k & 7) * 2 : n * 16 + k * 2;
             *reinterpret_cast<uint16_t *>(sw + tap * tap_bytes(CIN) + off) = wg16[e];
         }
-        if (CIN == 8)
+        if (CIN == 8) {
             for (int e = tid; e < 9 * kC; e += kThreads)
                 *reinterpret_cast<uint4 *>(sw + (e / kC) * tap_bytes(CIN) + kC * 16 + (e % kC) * 16) = make_uint4(0, 0, 0, 0);
+            /* the zero plane of each of this warpgroup's three slots (never written again) */
+            for (int e = t; e < 3 * slot_q(D, CIN); e += 128)
+                *reinterpret_cast<uint4 *>(slots + (e / slot_q(D, CIN)) * slot_bytes(D, CIN) + slot_lbo(D, CIN) +
+                                           (e % slot_q(D, CIN)) * 16) = make_uint4(0, 0, 0, 0);
+        }
     }
     ck__fence_proxy_async();
     __syncthreads();
@@ -325,7 +329,7 @@ extern "C" size_t ck__refiner_conv_smem(int dilation, int in_channels) {
 
 extern "C" int ck__refiner_conv(const ck__rconv_args *a, cudaStream_t stream) {
     const uintptr_t al = (uintptr_t)a->x | (uintptr_t)a->y | (uintptr_t)a->w;
-    if ((al & 15) || a->B < 1 || a->H < 1 || a->W < 1 || a->h < 1 || a->row0 < 0 || a->row0 + a->h > a->H ||
+    if ((al & 15) || ((uintptr_t)a->moments & 7) || a->B < 1 || a->H < 1 || a->W < 1 || a->h < 1 || a->row0 < 0 || a->row0 + a->h > a->H ||
         (int64_t)a->B * a->H * a->W > INT32_MAX / 8 * 8)
         return 0;
     return a->bf16 ? launch_d<__nv_bfloat16>(a, stream) : launch_d<__half>(a, stream);

@@ -28,7 +28,7 @@ extern "C" {
 #define CK_RCONV_SEG 128   /* pixels per row segment: one warpgroup's output tile, and the moments' unit */
 
 typedef struct ck__rconv_args {
-    const void  *x;       /* (B, H, W, 64) */
+    const void  *x;       /* (B, H, W, in_channels) */
     void        *y;       /* (B, h, W, 64): output rows row0 .. row0 + h − 1 */
     const void  *w;       /* (64, 64, 3, 3) */
     const float *bias;    /* (64) */
