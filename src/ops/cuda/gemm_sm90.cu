@@ -12,7 +12,8 @@
  * Shape: a block of two warpgroups computes a 128 × 128 tile of y, each warpgroup 64 rows (wgmma
  * m64n128k16, both operands K-major in shared memory with the 128-byte swizzle); K in steps of 64 through a
  * ring of three stages filled by cp.async (zero-filled past M, N and K). Two blocks per SM, so one block's
- * epilogue and barriers run while the other's MMAs do. Tiles go N-fastest: the blocks running together share
+ * epilogue and barriers run while the other's MMAs do. The epilogue goes through the ring as float32 rows, so
+ * that y (and the residual) move in 16-byte pieces of whole rows. Tiles go N-fastest: the blocks running together share
  * the rows of x they read.
  * The body exists only in sm_90a images; ck__gemm_sm90 declines elsewhere (the caller then uses cuBLASLt).
  */
@@ -38,6 +39,8 @@ constexpr int kBM = 128, kBN = 128, kBK = 64, kNS = 3, kThreads = 256;
 constexpr int kTile   = 128 * 128;                 /* one operand tile: 128 rows × 64 elements (128 bytes) */
 constexpr int kStage  = 2 * kTile;                 /* A then B */
 constexpr int kSmem   = 1024 + kNS * kStage;       /* alignment slack + the ring: 97 KiB, two blocks per SM */
+constexpr int kStageRow = 128 + 4;                 /* floats per epilogue staging row (2 × 64 rows fit the ring) */
+static_assert(2 * 64 * kStageRow * 4 <= kNS * kStage, "the epilogue's staging fits the ring");
 
 template <typename T> struct Params {
     const T     *x, *w, *bias_t, *res;
@@ -144,32 +147,50 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
     }
     ck__cp_async_wait<0>(); /* no copy outlives the block (the trailing groups are empty) */
 
-    /* epilogue: thread's rows m0 + 64·wg + 16·warp + lane/4 (+ 8), columns n0 + 8j + 2·(lane % 4) (+ 1) */
+    /* epilogue, through the ring (no longer read: every thread has waited for its MMAs and copies): 1. each
+     * thread's accumulators, biased and activated, as float32 into its warpgroup's 64 × 128 staging rows (rows
+     * m0 + 64·wg + 16·warp + lane/4 (+ 8), columns 8j + 2·(lane % 4) (+ 1); rows padded by 16 bytes against
+     * bank conflicts); 2. 16-byte pieces of whole rows of y, with the residual, each rounded once. */
+    __syncthreads();
+    float *stage = reinterpret_cast<float *>(ring) + wg * 64 * kStageRow; /* (64, kStageRow) */
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-        const int64_t m = m0 + 64 * wg + 16 * warp + (lane >> 2) + 8 * h;
-        if (m >= p.M) continue;
+        const int rl = 16 * warp + (lane >> 2) + 8 * h;
 #pragma unroll
         for (int j = 0; j < 16; j++) {
-            const int n = n0 + 8 * j + 2 * (lane & 3);
-            if (n >= p.N) continue; /* N is a multiple of 8: n + 1 < N as well */
-            float v[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};
-            T     r2[2];
-            if (p.res) memcpy((void *)r2, p.res + m * p.N + n, 4);
+            const int c = 8 * j + 2 * (lane & 3), n = n0 + c;
+            float     v[2];
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                float f = v[e];
-                if (p.bias_t) f += ck__h2f(p.bias_t[n + e]);
-                else if (p.bias_f) f += p.bias_f[n + e];
+                float f = acc[4 * j + 2 * h + e];
+                if (n < p.N) {
+                    if (p.bias_t) f += ck__h2f(p.bias_t[n + e]);
+                    else if (p.bias_f) f += p.bias_f[n + e];
+                }
                 if (p.act != 0) {
                     f = ck__h2f(ck__f2h<T>(f)); /* the linear's output as stored, then the activation */
                     f = p.act == 1 ? gelu_erf(f) : (f > 0.0f ? f : 0.0f);
                 }
-                if (p.res) f += ck__h2f(r2[e]);
-                r2[e] = ck__f2h<T>(f);
+                v[e] = f;
             }
-            memcpy(p.y + m * p.N + n, (const void *)r2, 4);
+            *reinterpret_cast<float2 *>(stage + rl * kStageRow + c) = make_float2(v[0], v[1]);
         }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const int     i = t % 128 + 128 * k, rl = i >> 4, c = 8 * (i & 15);
+        const int64_t m = m0 + 64 * wg + rl;
+        const int     n = n0 + c;
+        if (m >= p.M || n >= p.N) continue; /* N is a multiple of 8: the whole piece is inside */
+        const float4 a = *reinterpret_cast<const float4 *>(stage + rl * kStageRow + c);
+        const float4 b = *reinterpret_cast<const float4 *>(stage + rl * kStageRow + c + 4);
+        float        v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        T            o[8];
+        if (p.res) memcpy((void *)o, p.res + m * p.N + n, 16);
+#pragma unroll
+        for (int e = 0; e < 8; e++) o[e] = ck__f2h<T>(p.res ? v[e] + ck__h2f(o[e]) : v[e]);
+        memcpy(p.y + m * p.N + n, (const void *)o, 16);
     }
 #else
     (void)p;
