@@ -6,6 +6,8 @@
 #   profile   ckey bench --profile 1 (per-op table, synchronized) and the graph timing at each of SIZES
 #   kernels   per-kernel device times of one forward at S = 2048 (ncu, gpu__time_duration), summed by kernel
 #   attn      dev/cuda attention bench (ATTN_ARGS, default: fp16 at 2048)
+#   fused     dev/cuda/fused_bench: the fused refiner convolution against cuDNN and the encoder GEMM (+ GELU) against
+#             cuBLASLt (+ the GELU pass) on the model's shapes, one process (fused_bench.log, fused_bench.csv)
 #   ladder    dev/cuda/run_ladder.sh: every attention variant and FA3 configuration at 2048 / 512 (fp16, bf16) with
 #             the FA3 kernels' SASS counts (attn_fp16_2048.log, attn_sass_counts.txt, ...)
 #   peer      the side-by-side table: ckey fp16 and torch_greenformer.py (PEER_MODES) in this call
@@ -191,6 +193,12 @@ if has pyoverhead; then
     MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 PYTHONPATH=/tmp/pyck timeout 300 python3 \
         tools/bench/key_overhead.py --bin build/fuzz/key_overhead_bench --size 1024 --device cuda ${PYOVERHEAD_ARGS:-} 2>&1 |
         tee "$OUT/pyoverhead_nofault.json" | tail -3
+fi
+
+if has fused; then
+    echo "== fused kernels against the libraries (elapsed $(( $(date +%s) - start )) s)"
+    make -C dev/cuda fused_bench > "$OUT/fused_bench_build.log" 2>&1 || tail -20 "$OUT/fused_bench_build.log"
+    OUT=$OUT timeout 240 dev/cuda/fused_bench 2>&1 | tee "$OUT/fused_bench.log"
 fi
 
 if has attn; then
