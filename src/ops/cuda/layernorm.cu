@@ -207,6 +207,22 @@ __global__ void layernorm_block_kernel(T *y, const T *x, const float *__restrict
     for (int c = threadIdx.x; c < C; c += blockDim.x) yr[c] = ck_stf<T>(ln_out(ck_ldf(xr[c]), mean, rstd, gamma[c], beta[c]));
 }
 
+/* The one-row-per-warp kernel for rows of nvec 16-byte vectors (≤ 256); with `stats` it writes only the rows'
+ * (mean, rstd). 0 where it cannot take the rows. */
+template <typename T>
+static int launch_warp(ck_cuda *cu, T *Y, const T *X, const float *g, const float *b, int64_t M, int C, float eps,
+                       int64_t nvec, float2 *stats) {
+    const unsigned grid = (unsigned)((M + CK_LN_WARPS - 1) / CK_LN_WARPS);
+#define CK_LN_WARP(NCH) layernorm_warp_kernel<T, NCH><<<grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, C, eps, stats)
+    if (nvec <= 32) CK_LN_WARP(1);
+    else if (nvec <= 64) CK_LN_WARP(2);
+    else if (nvec <= 128) CK_LN_WARP(4);
+    else if (nvec <= 256) CK_LN_WARP(8);
+    else return 0;
+#undef CK_LN_WARP
+    return 1;
+}
+
 template <typename T>
 static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const float *g, const float *b, float eps) {
     const int64_t C = ck_tensor_last(x);
@@ -217,24 +233,11 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
     const int     vecok = C % V == 0 && ck_aligned(x->data, 16) && ck_aligned(y->data, 16);
     T            *Y     = (T *)y->data;       /* (M, C) */
     const T      *X     = (const T *)x->data; /* (M, C) */
-    const int64_t grid  = (M + CK_LN_WARPS - 1) / CK_LN_WARPS;
-    CK_ASSERT(grid <= 0x7fffffff && M <= 0x7fffffff);
+    CK_ASSERT((M + CK_LN_WARPS - 1) / CK_LN_WARPS <= 0x7fffffff && M <= 0x7fffffff);
     const char *rows = getenv("CK_LN_ROWS");
     if (vecok && rows && rows[0] == '1' && launch_rows<T>(cu, Y, X, g, b, M, (int)C, eps, nvec)) {
         /* launched */
-    } else if (vecok && nvec <= 32) {
-        layernorm_warp_kernel<T, 1><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps,
-                                                                                       nullptr);
-    } else if (vecok && nvec <= 64) {
-        layernorm_warp_kernel<T, 2><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps,
-                                                                                       nullptr);
-    } else if (vecok && nvec <= 128) {
-        layernorm_warp_kernel<T, 4><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps,
-                                                                                       nullptr);
-    } else if (vecok && nvec <= 256) {
-        layernorm_warp_kernel<T, 8><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, (int)C, eps,
-                                                                                       nullptr);
-    } else {
+    } else if (!(vecok && launch_warp<T>(cu, Y, X, g, b, M, (int)C, eps, nvec, nullptr))) {
         layernorm_block_kernel<T><<<(unsigned)M, CK_LN_BLOCK, 0, cu->stream>>>(Y, X, g, b, (int)C, eps);
     }
     CK_KERNEL_CHECK(cu);
@@ -251,21 +254,11 @@ extern "C" void ck_layernorm_cuda(ck_backend *be, const ck_tensor *y, const ck_t
  * them; 0 where that kernel does not take these rows (C not in 16-byte vectors, or longer than 256 of them). */
 extern "C" int ck__layernorm_row_stats(ck_cuda *cu, const ck_tensor *x, float eps, float2 *stats) {
     const int64_t C = ck_tensor_last(x), M = ck_tensor_numel(x) / C;
-    const int     V = (int)(16 / ck_dtype_size(x->dtype)), grid = (int)((M + CK_LN_WARPS - 1) / CK_LN_WARPS);
-    const int64_t nvec = C / V;
-    if (C % V || !ck_aligned(x->data, 16) || nvec > 256 || M > 0x7fffffff || x->dtype == CK_DTYPE_F32) return 0;
-    const int nch = nvec <= 32 ? 1 : nvec <= 64 ? 2 : nvec <= 128 ? 4 : 8;
-    CK_DISPATCH_FLOAT(x->dtype, T, {
-        const T *X = (const T *)x->data;
-        if (nch == 1)
-            layernorm_warp_kernel<T, 1><<<grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(NULL, X, NULL, NULL, M, (int)C, eps, stats);
-        else if (nch == 2)
-            layernorm_warp_kernel<T, 2><<<grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(NULL, X, NULL, NULL, M, (int)C, eps, stats);
-        else if (nch == 4)
-            layernorm_warp_kernel<T, 4><<<grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(NULL, X, NULL, NULL, M, (int)C, eps, stats);
-        else
-            layernorm_warp_kernel<T, 8><<<grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(NULL, X, NULL, NULL, M, (int)C, eps, stats);
-    });
-    CK_KERNEL_CHECK(cu);
-    return 1;
+    const int     V = (int)(16 / ck_dtype_size(x->dtype));
+    if (C % V || !ck_aligned(x->data, 16) || M > 0x7fffffff || x->dtype == CK_DTYPE_F32) return 0;
+    int ok = 0;
+    CK_DISPATCH_FLOAT(x->dtype, T,
+                      ok = launch_warp<T>(cu, NULL, (const T *)x->data, NULL, NULL, M, (int)C, eps, C / V, stats));
+    if (ok) CK_KERNEL_CHECK(cu);
+    return ok;
 }
