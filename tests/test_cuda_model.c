@@ -188,9 +188,14 @@ int main(void) {
         run_out fz;
         if (run(ckpt, CK_DEVICE_CUDA, precs[pi], x, &fz, 0)) {
             snprintf(label, sizeof label, "[%s] fused refiner: alpha vs unfused", names[pi]);
-            check_close(label, fz.alpha, gpu.alpha, (size_t)S * S, pi == 0 ? 1e-5 : 2e-3, 0.0);
+            /* a different convolution (its own summation order) and GroupNorm statistics from moments: the two
+             * differ by roundings, so the bounds scale with the format's step (bfloat16's is 8× float16's) */
+            const double step = pi == 0 ? 0.005 : names[pi][0] == 'b' ? 8.0 : 1.0;
+            check_close(label, fz.alpha, gpu.alpha, (size_t)S * S, 2e-3 * step, 0.0);
             snprintf(label, sizeof label, "[%s] fused refiner: fg vs unfused", names[pi]);
-            check_close(label, fz.fg, gpu.fg, (size_t)S * S * 3, pi == 0 ? 1e-5 : 4e-3, 0.0);
+            check_close(label, fz.fg, gpu.fg, (size_t)S * S * 3, 4e-3 * step, 0.0);
+            snprintf(label, sizeof label, "[%s] fused refiner: alpha vs CPU", names[pi]);
+            check_close(label, fz.alpha, cpu.alpha, (size_t)S * S, tol_a[pi], 0.0);
             run_free(&fz);
         }
         unsetenv("CK_REFINER_FUSED");

@@ -115,14 +115,14 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
                 for (int j = 0; j < 4; j++) {
                     const int r = (t >> 3) + 32 * j;
                     if (m0 + r >= p.M) continue;
-                    uint8_t *q = ring + (kt % kNS) * kStage + r * 128 + ((c ^ (r & 7)) << 4);
-                    T        e8[8];
-                    memcpy((void *)e8, q, 16);
+                    uint4 *q  = reinterpret_cast<uint4 *>(ring + (kt % kNS) * kStage + r * 128 + ((c ^ (r & 7)) << 4));
+                    uint4  v  = *q; /* one 16-byte access (a memcpy here compiles to bytes) */
+                    T     *e8 = reinterpret_cast<T *>(&v);
 #pragma unroll
                     for (int e = 0; e < 8; e++)
                         e8[e] = ck__f2h<T>(__fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(ck__h2f(e8[e]), lnr[j].x), lnr[j].y), g[e]),
                                                   b[e]));
-                    memcpy(q, (const void *)e8, 16);
+                    *q = v;
                 }
             }
         }
@@ -186,11 +186,11 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
         const float4 a = *reinterpret_cast<const float4 *>(stage + rl * kStageRow + c);
         const float4 b = *reinterpret_cast<const float4 *>(stage + rl * kStageRow + c + 4);
         float        v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-        T            o[8];
-        if (p.res) memcpy((void *)o, p.res + m * p.N + n, 16);
+        uint4        ov = p.res ? *reinterpret_cast<const uint4 *>(p.res + m * p.N + n) : make_uint4(0, 0, 0, 0);
+        T           *o  = reinterpret_cast<T *>(&ov); /* 16-byte loads and stores (memcpy compiles to bytes) */
 #pragma unroll
         for (int e = 0; e < 8; e++) o[e] = ck__f2h<T>(p.res ? v[e] + ck__h2f(o[e]) : v[e]);
-        memcpy(p.y + m * p.N + n, (const void *)o, 16);
+        *reinterpret_cast<uint4 *>(p.y + m * p.N + n) = ov;
     }
 #else
     (void)p;
