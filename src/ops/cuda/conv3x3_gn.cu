@@ -8,11 +8,13 @@
  * ck_conv3x3_gn_cuda_fast says which one a call gets, so that the model only takes the fused path where it
  * pays.
  * gn_moments_stats: one block per (sample, group); the two-pass merge of the CPU op as fixed-order sums in
- * float64 (each thread a contiguous run of segments, then a tree). Deterministic: no atomics anywhere. */
+ * float64 (thread t takes segments t, t + GNMS_THREADS, …, so that a warp's loads are neighbours; then a tree).
+ * Deterministic: no atomics anywhere. */
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/refiner_conv.h"
 
 #define RC_THREADS 256
+#define GNMS_THREADS 512
 
 /* y (B,h,W,OC) rows [row0, row0 + h) of conv3×3(act(x (B,H,W,C))) + b, one thread per output element; act's
  * statistics per group of CGx input channels. */
@@ -85,27 +87,28 @@ __global__ void __launch_bounds__(RC_THREADS)
     }
 }
 
-__global__ void __launch_bounds__(RC_THREADS)
+__global__ void __launch_bounds__(GNMS_THREADS)
     gn_moments_stats_kernel(float *__restrict__ stats, const float2 *__restrict__ mom, int H, int nseg, int groups,
                             int width, int gsize, float eps) {
-    __shared__ double sh[RC_THREADS];
+    __shared__ double sh[GNMS_THREADS];
     const int     bi = blockIdx.x / groups, g = blockIdx.x % groups;
-    const int64_t ne = (int64_t)H * nseg, per = (ne + RC_THREADS - 1) / RC_THREADS;
-    const int64_t e0 = threadIdx.x * per, e1 = e0 + per < ne ? e0 + per : ne;
+    const int64_t ne  = (int64_t)H * nseg;
     const double  tot = (double)H * width * gsize;
+    const float2 *mb  = mom + (int64_t)bi * ne * groups + g; /* element e at mb[e · groups] */
     double        mean = 0.0;
     for (int pass = 0; pass < 2; pass++) {
         double a = 0.0;
-        for (int64_t e = e0; e < e1; e++) {
-            const int     s  = (int)(e % nseg);
-            const double  nb = (double)(s + 1 < nseg ? CK_GN_SEG : width - s * CK_GN_SEG) * gsize;
-            const float2  m  = mom[((int64_t)bi * ne + e) * groups + g];
-            const double  dl = (double)m.x - mean;
+#pragma unroll 4
+        for (int64_t e = threadIdx.x; e < ne; e += GNMS_THREADS) {
+            const int    s  = (int)(e % nseg);
+            const double nb = (double)(s + 1 < nseg ? CK_GN_SEG : width - s * CK_GN_SEG) * gsize;
+            const float2 m  = mb[e * groups];
+            const double dl = (double)m.x - mean;
             a += pass ? (double)m.y + nb * dl * dl : nb * (double)m.x;
         }
         sh[threadIdx.x] = a;
         __syncthreads();
-        for (int o = RC_THREADS / 2; o > 0; o >>= 1) {
+        for (int o = GNMS_THREADS / 2; o > 0; o >>= 1) {
             if ((int)threadIdx.x < o) sh[threadIdx.x] += sh[threadIdx.x + o];
             __syncthreads();
         }
@@ -182,7 +185,7 @@ extern "C" void ck_gn_moments_stats_cuda(ck_backend *be, const ck_tensor *stats,
     ck_cuda  *cu = ck_cuda_of(be);
     const int B = (int)moments->shape[0], H = (int)moments->shape[1], nseg = (int)moments->shape[2];
     const int groups = (int)moments->shape[3];
-    gn_moments_stats_kernel<<<(unsigned)(B * groups), RC_THREADS, 0, cu->stream>>>(
+    gn_moments_stats_kernel<<<(unsigned)(B * groups), GNMS_THREADS, 0, cu->stream>>>(
         (float *)stats->data, (const float2 *)moments->data, H, nseg, groups, width, group_size, eps);
     CK_KERNEL_CHECK(cu);
 }

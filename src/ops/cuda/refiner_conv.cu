@@ -289,14 +289,21 @@ template <typename T, int D, int CIN> int launch(const ck__rconv_args *a, cudaSt
     p.moments = (float2 *)a->moments;
     p.B = a->B, p.H = a->H, p.W = a->W, p.row0 = a->row0, p.h = a->h;
     p.nseg = (a->W + kSeg - 1) / kSeg;
-    /* chains of at most 32 steps, shorter when that leaves warpgroups idle (small maps, thin bands) */
-    const int     nwg   = 2 * (a->sm_count > 0 ? a->sm_count : 1);
-    const int64_t steps = (int64_t)a->B * a->h * p.nseg;
-    int64_t       chain = steps / (2 * nwg);
-    chain   = chain < 4 ? 4 : chain > 32 ? 32 : chain;
-    p.chain = (int)chain;
-    const int per_res = (a->h + D - 1) / D; /* the longest chain of one residue class */
-    p.pieces          = (per_res + p.chain - 1) / p.chain;
+    /* Chains: the warpgroups take tasks round-robin, so the forward lasts as many rounds as the busiest one
+     * has tasks. Take the rounds chains of about 32 steps need, then the shortest chain whose tasks fit in
+     * those rounds: a band of 410 rows at 2048 is one round of 26-step chains (chains capped at 32 would
+     * give 2.1 rounds' worth of tasks, the busiest warpgroup 3 and most of them 2). */
+    const int64_t nwg     = 2 * (int64_t)(a->sm_count > 0 ? a->sm_count : 1);
+    const int64_t steps   = (int64_t)a->B * a->h * p.nseg;
+    const int     per_res = (a->h + D - 1) / D; /* the longest chain of one residue class */
+    const int64_t rounds  = (steps + nwg * 32 - 1) / (nwg * 32);
+    int64_t       chain   = (steps + nwg * rounds - 1) / (nwg * rounds);
+    if (chain < 4) chain = 4;
+    while (chain < per_res &&
+           (int64_t)a->B * D * ((per_res + chain - 1) / chain) * p.nseg > nwg * rounds)
+        chain++;
+    p.chain             = (int)(chain < per_res ? chain : per_res);
+    p.pieces            = (per_res + p.chain - 1) / p.chain;
     const int64_t tasks = (int64_t)a->B * D * p.pieces * p.nseg;
     if (tasks > INT32_MAX) return 0;
     p.tasks = (int)tasks;
