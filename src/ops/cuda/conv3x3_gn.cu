@@ -122,16 +122,20 @@ __global__ void __launch_bounds__(GNMS_THREADS)
     }
 }
 
+/* Whether maps of this dtype with `channels` outputs in `groups` groups can take the Hopper kernel on this
+ * device (CK_REFINER_CONV=plain: never). The one predicate behind both ck_conv3x3_gn_cuda_fast and fused_args. */
+static int hopper_kernel_serves(const ck_cuda *cu, ck_dtype dt, int64_t channels, int64_t groups) {
+    const char *env = getenv("CK_REFINER_CONV");
+    return !(env && !strcmp(env, "plain")) && (dt == CK_DTYPE_F16 || dt == CK_DTYPE_BF16) &&
+           channels == CK_RCONV_C && groups == CK_RCONV_GROUPS && cu->cc_major == 9 && cu->cc_minor == 0;
+}
+
 /* The fused kernel's arguments for this call, or 0 where it cannot serve it. */
 static int fused_args(const ck_cuda *cu, ck__rconv_args *a, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
                       const ck_tensor *b, int dilation, int row0, const ck_tensor *st, const ck_tensor *gamma,
                       const ck_tensor *beta, const ck_tensor *moments) {
-    const char   *env = getenv("CK_REFINER_CONV");
     const int64_t B = x->shape[0], IC = x->shape[3];
-    if (env && !strcmp(env, "plain")) return 0;
-    if ((x->dtype != CK_DTYPE_F16 && x->dtype != CK_DTYPE_BF16) || y->shape[3] != CK_RCONV_C ||
-        moments->shape[3] != CK_RCONV_GROUPS || cu->cc_major != 9 || cu->cc_minor != 0)
-        return 0;
+    if (!hopper_kernel_serves(cu, x->dtype, y->shape[3], moments->shape[3])) return 0;
     if (IC == 64 && st && ck_tensor_numel(st) != B * CK_RCONV_GROUPS * 2) return 0; /* act over 8 groups only */
     if (!(IC == 64 || (IC == 8 && !st && dilation == 1))) return 0;
     memset(a, 0, sizeof *a);
@@ -145,10 +149,7 @@ static int fused_args(const ck_cuda *cu, ck__rconv_args *a, const ck_tensor *y, 
 }
 
 extern "C" int ck_conv3x3_gn_cuda_fast(ck_backend *be, ck_dtype dt, int channels, int groups) {
-    const ck_cuda *cu  = ck_cuda_of(be);
-    const char    *env = getenv("CK_REFINER_CONV");
-    return !(env && !strcmp(env, "plain")) && (dt == CK_DTYPE_F16 || dt == CK_DTYPE_BF16) &&
-           channels == CK_RCONV_C && groups == CK_RCONV_GROUPS && cu->cc_major == 9 && cu->cc_minor == 0;
+    return hopper_kernel_serves(ck_cuda_of(be), dt, channels, groups);
 }
 
 extern "C" void ck_conv3x3_gn_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
