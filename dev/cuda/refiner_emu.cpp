@@ -174,6 +174,8 @@ int main(int argc, char **argv) {
         {false, 2, 7, 40, 0, 7, 2, true, 64},    {true, 1, 12, 200, 0, 12, 4, false, 64}, {false, 1, 20, 136, 5, 7, 8, true, 64},
         {true, 2, 18, 150, 0, 18, 8, true, 64},  {false, 1, 11, 256, 3, 6, 4, true, 64},  {false, 1, 5, 24, 0, 5, 8, true, 64},
         {true, 1, 16, 129, 0, 16, 2, true, 64},
+        /* chains grown until the tasks fit one round of the warpgroups (27 → 35 steps with two SMs) */
+        {false, 1, 35, 384, 0, 35, 1, true, 64},
         /* the stem: 8 input channels, dilation 1, no act */
         {false, 1, 7, 136, 0, 7, 1, false, 8}, {true, 2, 6, 200, 0, 6, 1, false, 8}, {false, 1, 9, 40, 2, 5, 1, false, 8},
         {false, 1, 8, 130, 0, 8, 1, false, 8, true}, {false, 1, 8, 130, 0, 8, 1, false, 64, true},
