@@ -202,6 +202,47 @@ int main(void) {
         run_free(&gpu);
     }
     run_free(&cpu);
+
+    /* The fused refiner's Hopper kernel serves 64-channel refiners in 8 groups (Hiera-B+'s, random weights
+     * here); the tiny model above takes the plain kernels. Fused against unfused, whole maps and 8-row bands
+     * (the slim refiner's banded calls), and both against the CPU: the fused error may not exceed the unfused
+     * one by more than a rounding's worth. On other devices `auto` leaves the refiner unfused. */
+    run_out ref;
+    if (run("random:base_plus", CK_DEVICE_CPU, CK_PREC_FP32, x, &ref, 0)) {
+        for (int pi = 1; pi < 3; pi++) {
+            const double step = names[pi][0] == 'b' ? 8.0 : 1.0;
+            for (int banded = 0; banded < 2; banded++) {
+                if (banded) setenv("CK_REFINER_BAND", "8", 1);
+                run_out un, fz;
+                setenv("CK_REFINER_FUSED", "0", 1);
+                const int ok_un = run("random:base_plus", CK_DEVICE_CUDA, precs[pi], x, &un, 0);
+                setenv("CK_REFINER_FUSED", "auto", 1);
+                const int ok_fz = run("random:base_plus", CK_DEVICE_CUDA, precs[pi], x, &fz, 0);
+                unsetenv("CK_REFINER_FUSED");
+                unsetenv("CK_REFINER_BAND");
+                if (ok_un && ok_fz) {
+                    char label[96];
+                    snprintf(label, sizeof label, "[%s] Hiera-B+ fused refiner%s: alpha vs unfused", names[pi],
+                             banded ? ", 8-row bands" : "");
+                    check_close(label, fz.alpha, un.alpha, (size_t)S * S, 2e-3 * step, 0.0);
+                    snprintf(label, sizeof label, "[%s] Hiera-B+ fused refiner%s: fg vs unfused", names[pi],
+                             banded ? ", 8-row bands" : "");
+                    check_close(label, fz.fg, un.fg, (size_t)S * S * 3, 4e-3 * step, 0.0);
+                    double e_un = 0.0, e_fz = 0.0;
+                    for (size_t i = 0; i < (size_t)S * S; i++) {
+                        e_un = fmax(e_un, fabs((double)un.alpha[i] - ref.alpha[i]));
+                        e_fz = fmax(e_fz, fabs((double)fz.alpha[i] - ref.alpha[i]));
+                    }
+                    printf("       alpha vs CPU fp32: unfused %.3e, fused %.3e\n", e_un, e_fz);
+                    CHECK_MSG(e_fz <= 1.5 * e_un + 1e-3 * step, "%s: fused alpha error %.3e against unfused %.3e",
+                              label, e_fz, e_un);
+                }
+                if (ok_un) run_free(&un);
+                if (ok_fz) run_free(&fz);
+            }
+        }
+        run_free(&ref);
+    }
     free(x);
     return test_summary();
 }
