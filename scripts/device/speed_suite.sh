@@ -30,17 +30,17 @@
 #   scaling   `ckey bench --devices` (SCALE_DEVICES, default all): the network at 2048 with 1..N contexts, and a
 #             96-frame 16-bit 3840×2160 clip end to end with 1..N (multi-GPU kinds; `0,0` on one GPU: streams)
 #   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
-#   optin     the kernels still behind a switch (CK_RESIZE_SUM4=1, CK_LN_ROWS=1, CK_REFINER_FUSED=auto,
-#             CK_LINEAR_GEMM=1, CK_LN_LINEAR=1): ckey bench
-#             at each of SIZES and 512 × 8, each switch alone and all, beside the default in one call, a per-op
-#             profile at 2048 with the fused refiner, then the precision gate with all switches on (optin.jsonl,
-#             optin_profile.log, accuracy_optin.log; OPTIN_GATE=0 leaves the gate out); run `tests` in the same
-#             call for their op tests
+#   optin     the kernels behind a switch (OPTIN_VARIANTS, default: the fused refiner `CK_REFINER_FUSED=auto`;
+#             also CK_LINEAR_GEMM=1|all, CK_LN_LINEAR=1, CK_RESIZE_SUM4=1, CK_LN_ROWS=1, commas joining several):
+#             ckey bench at each of SIZES and 512 × 8 beside the default in one call, the per-op profile and the
+#             per-kernel device times (ncu) at 2048 of the default and of OPTIN_GATE_ENV, then the precision gate
+#             with OPTIN_GATE_ENV (optin.jsonl, optin_profile.log, accuracy_optin.log; OPTIN_GATE=0 leaves the
+#             gate out); run `tests` in the same call for their op tests
 #   serve     `ckey serve`'s server time to key one 2048² frame (scripts/serve_key_timing.py, built-in model)
 #   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
 #             package is built into /tmp/pyck), with fresh output buffers per call and keyed into kept ones
 #             (--reuse: ck_key_image_into / Keyer.key(out=...))
-# Logs go to $OUT. carry/deps holds unpacked Debian packages where the machine lacks OpenBLAS or OpenEXR.
+# Logs go to $OUT (bundled into logs.tgz beside speed.log when more than 8 files: the most that come back). carry/deps holds unpacked Debian packages where the machine lacks OpenBLAS or OpenEXR.
 set -uo pipefail
 OUT=${OUT:-/tmp/ckey-out}
 mkdir -p "$OUT"
@@ -153,25 +153,31 @@ fi
 
 if has optin; then
     echo "== switched kernels against the default (elapsed $(( $(date +%s) - start )) s)"
-    ALL="CK_RESIZE_SUM4=1 CK_LN_ROWS=1 CK_REFINER_FUSED=auto CK_LINEAR_GEMM=1 CK_LN_LINEAR=1"
-    for v in default CK_RESIZE_SUM4=1 CK_LN_ROWS=1 CK_REFINER_FUSED=auto CK_LINEAR_GEMM=1 CK_LINEAR_GEMM=all \
-        CK_LN_LINEAR=1 "$ALL"; do
-        e=""; [ "$v" != default ] && e=$v
+    # OPTIN_VARIANTS: the settings timed side by side (each a space-free list of switches joined by commas);
+    # OPTIN_GATE_ENV: the switches the precision gate runs with
+    variants=${OPTIN_VARIANTS:-default CK_REFINER_FUSED=auto}
+    gate_env=${OPTIN_GATE_ENV:-CK_REFINER_FUSED=auto}
+    for v in $variants; do
+        e=""; [ "$v" != default ] && e=${v//,/ }
         for a in $(for S in $SIZES; do echo "--size=$S"; done) "--size=512 --batch=8"; do
             env $e $B bench ${a//=/ } --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null |
                 sed "s/^{/{\"switches\": \"$v\", /"
         done
     done | tee "$OUT/optin.jsonl" | cut -c1-160
-    for v in default "CK_REFINER_FUSED=auto CK_LINEAR_GEMM=1 CK_LN_LINEAR=1"; do
+    for v in default "$gate_env"; do
         e=""; [ "$v" != default ] && e=$v
         echo "== profile 2048, $v"
         env $e $B bench --size 2048 --device cuda --precision fp16 --runs 3 --warmup 2 --profile 1 2>&1 | tail -40
+        # device time per kernel of one forward (ncu): the graph-free figure that ranks the paths
+        env $e timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file /tmp/ncu_optin.csv \
+            $B bench --size 2048 --device cuda --precision fp16 --runs 2 --warmup 0 --compile 0 > /dev/null 2>&1
+        python3 tools/bench/ncu_summary.py /tmp/ncu_optin.csv --top 20
     done > "$OUT/optin_profile.log" 2>&1
-    grep -E "^==|conv2d|groupnorm|linear|activation" "$OUT/optin_profile.log" | head -40
+    grep -E "^==|^one forward|conv|gn_|groupnorm|linear|activation" "$OUT/optin_profile.log" | cut -c1-140 | head -60
     if [ "${OPTIN_GATE:-1}" != 0 ]; then
-        env $ALL PYTHONUNBUFFERED=1 timeout 300 python3 tools/reference/accuracy_gate.py --ckey $B \
+        env $gate_env PYTHONUNBUFFERED=1 timeout 300 python3 tools/reference/accuracy_gate.py --ckey $B \
             --sizes ${ACC_SIZES:-512,1024,2048} --out /tmp/acc_optin > "$OUT/accuracy_optin.log" 2>&1
-        echo "accuracy (switches on) rc=$?"; grep -A12 "## Gate" "$OUT/accuracy_optin.log"
+        echo "accuracy ($gate_env) rc=$?"; grep -A12 "## Gate" "$OUT/accuracy_optin.log"
     fi
 fi
 
@@ -326,5 +332,10 @@ if has quality; then
         echo "quality $set rc=$? (elapsed $(( $(date +%s) - start )) s)"; cat "$OUT/quality_$set.md"
     done
 fi
-rm -f "$OUT/cmake.log" "$OUT/build.log" # kept only when the build fails (at most 8 files come back)
+rm -f "$OUT/cmake.log" "$OUT/build.log" # kept only when the build fails
 echo "done in $(( $(date +%s) - start )) s"
+# At most 8 files come back from the device machine: past that, everything but this log goes into logs.tgz.
+if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 8 ]; then
+    (cd "$OUT" && find . -maxdepth 1 -type f ! -name speed.log ! -name logs.tgz -printf '%f\n' | sort |
+        tar -czf logs.tgz -T - && find . -maxdepth 1 -type f ! -name speed.log ! -name logs.tgz -delete)
+fi
