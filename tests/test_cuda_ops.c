@@ -913,6 +913,26 @@ static void test_op_copy_rect(void) {
     test_copy_rect(1, 5, 5, 5, 5, 1, 4, 4, 0, 0, 1, 1);            /* one element */
 }
 
+/* The moments of one row y (W, C) of a map, as conv3x3_gn defines them: per 128-pixel segment and group of
+ * C / groups channels, (mean, Σ(v − mean)²) in float64, two passes, into m (⌈W/CK_GN_SEG⌉, groups, 2). */
+static void row_moments(const float *y, int64_t W, int64_t C, int64_t groups, float *m) {
+    const int64_t CG = C / groups, nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG;
+    for (int64_t sg = 0; sg < nseg; sg++)
+        for (int64_t gi = 0; gi < groups; gi++) {
+            const int64_t p0 = sg * CK_GN_SEG, p1 = p0 + CK_GN_SEG < W ? p0 + CK_GN_SEG : W;
+            const double  n  = (double)((p1 - p0) * CG);
+            double        sum = 0.0, m2 = 0.0;
+            for (int64_t p = p0; p < p1; p++)
+                for (int64_t k = 0; k < CG; k++) sum += y[p * C + gi * CG + k];
+            for (int64_t p = p0; p < p1; p++)
+                for (int64_t k = 0; k < CG; k++) {
+                    const double dv = y[p * C + gi * CG + k] - sum / n;
+                    m2 += dv * dv;
+                }
+            m[(sg * groups + gi) * 2] = (float)(sum / n), m[(sg * groups + gi) * 2 + 1] = (float)m2;
+        }
+}
+
 /* conv3x3_gn against the CPU: the output band, the moments (other rows keep their values on both sides), and the
  * statistics gn_moments_stats forms from them. 16-bit maps of 64 channels in 8 groups take the Hopper kernel
  * where there is one; the rest (and every map elsewhere) the plain kernels. */
@@ -936,24 +956,9 @@ static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
      * so the band's expected moments are taken (float64, two passes) from the device's own output. */
     float *yd = malloc(y.n * sizeof(float));
     CK_ASSERT(yd && tp_fetch(&y, yd));
-    const int64_t CG = OC / groups;
-    float        *mc = (float *)m.c.data;
     for (int64_t n = 0; n < B; n++)
         for (int64_t r = 0; r < h; r++)
-            for (int64_t sg = 0; sg < nseg; sg++)
-                for (int gi = 0; gi < groups; gi++) {
-                    const int64_t x0 = sg * CK_GN_SEG, x1 = x0 + CK_GN_SEG < W ? x0 + CK_GN_SEG : W;
-                    double        sum = 0.0, m2 = 0.0;
-                    for (int pass = 0; pass < 2; pass++)
-                        for (int64_t px = x0; px < x1; px++)
-                            for (int64_t c = gi * CG; c < (gi + 1) * CG; c++) {
-                                const double v = yd[((n * h + r) * W + px) * OC + c];
-                                if (pass == 0) sum += v;
-                                else m2 += (v - sum / (double)((x1 - x0) * CG)) * (v - sum / (double)((x1 - x0) * CG));
-                            }
-                    float *e = mc + (((n * H + row0 + r) * nseg + sg) * groups + gi) * 2;
-                    e[0] = (float)(sum / (double)((x1 - x0) * CG)), e[1] = (float)m2;
-                }
+            row_moments(yd + (n * h + r) * W * OC, W, OC, groups, (float *)m.c.data + (n * H + row0 + r) * nseg * groups * 2);
     free(yd);
     char w2[160];
     snprintf(w2, sizeof w2, "%s (moments)", what);
@@ -984,24 +989,8 @@ static void test_op_gn_moments_stats(void) {
     const int64_t B = 2, H = 33, W = 300, C = 64, groups = 8, CG = 8, nseg = 3;
     tpair y = TP(K_VEC, F_RAND, 2.0f, 3.0f, B, H, W, C), m = TP(K_VEC, F_RAND, 1.0f, 0.0f, B, H, nseg, groups, 2);
     tpair s = TP(K_VEC, F_OUT, 0, 0, B, groups, 2);
-    float *Y = (float *)y.c.data, *M = (float *)m.c.data;
-    for (int64_t bi = 0; bi < B; bi++)
-        for (int64_t r = 0; r < H; r++)
-            for (int64_t sg = 0; sg < nseg; sg++)
-                for (int64_t gi = 0; gi < groups; gi++) {
-                    const int64_t p0 = sg * CK_GN_SEG, p1 = p0 + CK_GN_SEG < W ? p0 + CK_GN_SEG : W;
-                    double        sum = 0, q = 0;
-                    for (int64_t p = p0; p < p1; p++)
-                        for (int64_t k = 0; k < CG; k++) sum += Y[((bi * H + r) * W + p) * C + gi * CG + k];
-                    const double mean = sum / (double)((p1 - p0) * CG);
-                    for (int64_t p = p0; p < p1; p++)
-                        for (int64_t k = 0; k < CG; k++) {
-                            const double dv = Y[((bi * H + r) * W + p) * C + gi * CG + k] - mean;
-                            q += dv * dv;
-                        }
-                    M[(((bi * H + r) * nseg + sg) * groups + gi) * 2]     = (float)mean;
-                    M[(((bi * H + r) * nseg + sg) * groups + gi) * 2 + 1] = (float)q;
-                }
+    for (int64_t r = 0; r < B * H; r++)
+        row_moments((const float *)y.c.data + r * W * C, W, C, groups, (float *)m.c.data + r * nseg * groups * 2);
     tp_upload(&m);
     ck_gn_moments_stats(&g_exc, &s.c, &m.c, (int)W, (int)CG, 1e-5f);
     ck_gn_moments_stats(&g_exg, &s.d, &m.d, (int)W, (int)CG, 1e-5f);

@@ -59,14 +59,7 @@
 
 #include "ops/cuda/attention.h"
 
-#define CUDA_CHECK(call)                                                                                      \
-    do {                                                                                                      \
-        cudaError_t err_ = (call);                                                                            \
-        if (err_ != cudaSuccess) {                                                                            \
-            fprintf(stderr, "attn_bench: %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-            exit(2);                                                                                          \
-        }                                                                                                     \
-    } while (0)
+#include "cuda_check.h"
 
 static cudaStream_t g_stream;
 extern "C" cudaStream_t ck_cuda_stream(ck_backend *be) {
@@ -190,19 +183,19 @@ static Result run_one(const Shape &sh, int HD, ck_dtype dt, int variant, const O
     const size_t  guard = 4096, ob = (size_t)nq * sizeof(T);
     T            *q, *k, *v;
     char         *obuf;
-    CUDA_CHECK(cudaMalloc(&q, nq * sizeof(T)));
-    CUDA_CHECK(cudaMalloc(&k, nk * sizeof(T)));
-    CUDA_CHECK(cudaMalloc(&v, nk * sizeof(T)));
-    CUDA_CHECK(cudaMalloc(&obuf, ob + 2 * guard));
+    CU(cudaMalloc(&q, nq * sizeof(T)));
+    CU(cudaMalloc(&k, nk * sizeof(T)));
+    CU(cudaMalloc(&v, nk * sizeof(T)));
+    CU(cudaMalloc(&obuf, ob + 2 * guard));
     T *o = (T *)(obuf + guard);
     /* q spread 2: scores with sd ~2, so softmax rows are peaky and the running max moves across tiles */
     const float qs = 2.0f;
     fill_kernel<T><<<1024, 256, 0, g_stream>>>(q, nq, seed * 3 + 0, qs);
     fill_kernel<T><<<1024, 256, 0, g_stream>>>(k, nk, seed * 3 + 1, 1.0f);
     fill_kernel<T><<<1024, 256, 0, g_stream>>>(v, nk, seed * 3 + 2, 1.0f);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaMemsetAsync(obuf, 0xA5, ob + 2 * guard, g_stream));
-    CUDA_CHECK(cudaMemsetAsync(o, 0xFF, ob, g_stream)); /* NaN in f32, f16 and bf16 */
+    CU(cudaGetLastError());
+    CU(cudaMemsetAsync(obuf, 0xA5, ob + 2 * guard, g_stream));
+    CU(cudaMemsetAsync(o, 0xFF, ob, g_stream)); /* NaN in f32, f16 and bf16 */
 
     const int64_t sq[3] = {sh.G, sh.Tq, HD}, sk[3] = {sh.G, sh.Tk, HD};
     ck_tensor     tq = ck_tensor_make(q, dt, 3, sq), tk = ck_tensor_make(k, dt, 3, sk), tv = ck_tensor_make(v, dt, 3, sk),
@@ -216,22 +209,22 @@ static Result run_one(const Shape &sh, int HD, ck_dtype dt, int variant, const O
         cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(obuf);
         return r;
     }
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaStreamSynchronize(g_stream));
+    CU(cudaGetLastError());
+    CU(cudaStreamSynchronize(g_stream));
 
     /* every element written and finite */
     unsigned long long *cnt;
-    CUDA_CHECK(cudaMalloc(&cnt, sizeof *cnt));
-    CUDA_CHECK(cudaMemsetAsync(cnt, 0, sizeof *cnt, g_stream));
+    CU(cudaMalloc(&cnt, sizeof *cnt));
+    CU(cudaMemsetAsync(cnt, 0, sizeof *cnt, g_stream));
     count_nonfinite_kernel<T><<<1024, 256, 0, g_stream>>>(o, nq, cnt);
-    CUDA_CHECK(cudaGetLastError());
+    CU(cudaGetLastError());
     unsigned long long nonfinite = 0;
-    CUDA_CHECK(cudaMemcpyAsync(&nonfinite, cnt, sizeof nonfinite, cudaMemcpyDeviceToHost, g_stream));
+    CU(cudaMemcpyAsync(&nonfinite, cnt, sizeof nonfinite, cudaMemcpyDeviceToHost, g_stream));
     std::vector<unsigned char> gbytes(2 * guard);
-    CUDA_CHECK(cudaMemcpyAsync(gbytes.data(), obuf, guard, cudaMemcpyDeviceToHost, g_stream));
-    CUDA_CHECK(cudaMemcpyAsync(gbytes.data() + guard, obuf + guard + ob, guard, cudaMemcpyDeviceToHost, g_stream));
-    CUDA_CHECK(cudaStreamSynchronize(g_stream));
-    CUDA_CHECK(cudaFree(cnt));
+    CU(cudaMemcpyAsync(gbytes.data(), obuf, guard, cudaMemcpyDeviceToHost, g_stream));
+    CU(cudaMemcpyAsync(gbytes.data() + guard, obuf + guard + ob, guard, cudaMemcpyDeviceToHost, g_stream));
+    CU(cudaStreamSynchronize(g_stream));
+    CU(cudaFree(cnt));
     r.nonfinite = (long)nonfinite;
     for (unsigned char b : gbytes) r.guard_ok &= b == 0xA5;
 
@@ -264,7 +257,7 @@ static Result run_one(const Shape &sh, int HD, ck_dtype dt, int variant, const O
                 mx   = std::max(mx, s[j]);
             }
             for (int j = 0; j < sh.Tk; j++) sum += (s[j] = exp(s[j] - mx));
-            CUDA_CHECK(cudaMemcpy(orow.data(), o + (g * sh.Tq + i) * HD, HD * sizeof(T), cudaMemcpyDeviceToHost));
+            CU(cudaMemcpy(orow.data(), o + (g * sh.Tq + i) * HD, HD * sizeof(T), cudaMemcpyDeviceToHost));
             for (int d = 0; d < HD; d++) {
                 double ref = 0;
                 for (int j = 0; j < sh.Tk; j++) ref += s[j] * vd[(size_t)j * HD + d];
@@ -286,33 +279,33 @@ static Result run_one(const Shape &sh, int HD, ck_dtype dt, int variant, const O
 
     /* timing */
     cudaEvent_t e0, e1;
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
     std::vector<float> ms;
     int reps = op.reps;
     for (int it = 0; it < 3 + reps; it++) {
-        if (op.flush) CUDA_CHECK(cudaMemsetAsync(g_flush, it & 0xff, g_flush_bytes, g_stream));
+        if (op.flush) CU(cudaMemsetAsync(g_flush, it & 0xff, g_flush_bytes, g_stream));
         else delay_kernel<<<1, 1, 0, g_stream>>>(100000); /* ~50 µs */
-        CUDA_CHECK(cudaEventRecord(e0, g_stream));
+        CU(cudaEventRecord(e0, g_stream));
         ck__attention_cuda_variant(&be, &to, &tq, &tk, &tv, scale, (ck_attn_variant)variant);
-        CUDA_CHECK(cudaEventRecord(e1, g_stream));
-        CUDA_CHECK(cudaEventSynchronize(e1));
+        CU(cudaEventRecord(e1, g_stream));
+        CU(cudaEventSynchronize(e1));
         float t = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
+        CU(cudaEventElapsedTime(&t, e0, e1));
         if (it == 0 && t > 200.0f) reps = std::min(reps, 3); /* slow paths (f32 at 16k tokens) */
         if (it >= 3) ms.push_back(t);
         if (it >= 3 + reps - 1) break;
     }
-    CUDA_CHECK(cudaGetLastError());
+    CU(cudaGetLastError());
     std::sort(ms.begin(), ms.end());
     r.ms     = ms[ms.size() / 2];
     r.tflops = 4.0 * (double)sh.G * sh.Tq * sh.Tk * HD / (r.ms * 1e-3) / 1e12;
-    CUDA_CHECK(cudaEventDestroy(e0));
-    CUDA_CHECK(cudaEventDestroy(e1));
-    CUDA_CHECK(cudaFree(q));
-    CUDA_CHECK(cudaFree(k));
-    CUDA_CHECK(cudaFree(v));
-    CUDA_CHECK(cudaFree(obuf));
+    CU(cudaEventDestroy(e0));
+    CU(cudaEventDestroy(e1));
+    CU(cudaFree(q));
+    CU(cudaFree(k));
+    CU(cudaFree(v));
+    CU(cudaFree(obuf));
     return r;
 }
 
@@ -322,17 +315,17 @@ static Result run_one(const Shape &sh, int HD, ck_dtype dt, int variant, const O
 template <typename T> static int capture_check(const Shape &sh, int HD, ck_dtype dt, int variant) {
     const int64_t nq = sh.G * sh.Tq * HD, nk = sh.G * (int64_t)sh.Tk * HD;
     T            *q, *k, *v, *o1, *o2;
-    CUDA_CHECK(cudaMalloc(&q, nq * sizeof(T)));
-    CUDA_CHECK(cudaMalloc(&k, nk * sizeof(T)));
-    CUDA_CHECK(cudaMalloc(&v, nk * sizeof(T)));
-    CUDA_CHECK(cudaMalloc(&o1, nq * sizeof(T)));
-    CUDA_CHECK(cudaMalloc(&o2, nq * sizeof(T)));
+    CU(cudaMalloc(&q, nq * sizeof(T)));
+    CU(cudaMalloc(&k, nk * sizeof(T)));
+    CU(cudaMalloc(&v, nk * sizeof(T)));
+    CU(cudaMalloc(&o1, nq * sizeof(T)));
+    CU(cudaMalloc(&o2, nq * sizeof(T)));
     fill_kernel<T><<<1024, 256, 0, g_stream>>>(q, nq, 101, 2.0f);
     fill_kernel<T><<<1024, 256, 0, g_stream>>>(k, nk, 102, 1.0f);
     fill_kernel<T><<<1024, 256, 0, g_stream>>>(v, nk, 103, 1.0f);
-    CUDA_CHECK(cudaMemsetAsync(o1, 0xFF, nq * sizeof(T), g_stream));
-    CUDA_CHECK(cudaMemsetAsync(o2, 0x00, nq * sizeof(T), g_stream));
-    CUDA_CHECK(cudaStreamSynchronize(g_stream));
+    CU(cudaMemsetAsync(o1, 0xFF, nq * sizeof(T), g_stream));
+    CU(cudaMemsetAsync(o2, 0x00, nq * sizeof(T), g_stream));
+    CU(cudaStreamSynchronize(g_stream));
     const int64_t sq[3] = {sh.G, sh.Tq, HD}, sk[3] = {sh.G, sh.Tk, HD};
     ck_tensor     tq = ck_tensor_make(q, dt, 3, sq), tk = ck_tensor_make(k, dt, 3, sk), tv = ck_tensor_make(v, dt, 3, sk),
               t1 = ck_tensor_make(o1, dt, 3, sq), t2 = ck_tensor_make(o2, dt, 3, sq);
@@ -341,32 +334,32 @@ template <typename T> static int capture_check(const Shape &sh, int HD, ck_dtype
     memset(&be, 0, sizeof be);
 
     cudaGraph_t graph = NULL;
-    CUDA_CHECK(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeGlobal));
+    CU(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeGlobal));
     const int         used = ck__attention_cuda_variant(&be, &t1, &tq, &tk, &tv, scale, (ck_attn_variant)variant);
     const cudaError_t cap  = cudaStreamEndCapture(g_stream, &graph);
     int               ok   = 1;
     if (used >= 0) {
-        CUDA_CHECK(cap);
+        CU(cap);
         cudaGraphExec_t exec;
-        CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-        CUDA_CHECK(cudaGraphLaunch(exec, g_stream));
+        CU(cudaGraphInstantiate(&exec, graph, 0));
+        CU(cudaGraphLaunch(exec, g_stream));
         ck__attention_cuda_variant(&be, &t2, &tq, &tk, &tv, scale, (ck_attn_variant)variant);
-        CUDA_CHECK(cudaStreamSynchronize(g_stream));
+        CU(cudaStreamSynchronize(g_stream));
         std::vector<T> h1(nq), h2(nq);
-        CUDA_CHECK(cudaMemcpy(h1.data(), o1, nq * sizeof(T), cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(h2.data(), o2, nq * sizeof(T), cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(h1.data(), o1, nq * sizeof(T), cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(h2.data(), o2, nq * sizeof(T), cudaMemcpyDeviceToHost));
         ok = memcmp(h1.data(), h2.data(), nq * sizeof(T)) == 0;
-        CUDA_CHECK(cudaGraphExecDestroy(exec));
+        CU(cudaGraphExecDestroy(exec));
     }
-    if (graph) CUDA_CHECK(cudaGraphDestroy(graph));
+    if (graph) CU(cudaGraphDestroy(graph));
     printf("# capture %-20s S=%-4d %s HD=%d %-8s -> %-8s %s\n", sh.name.c_str(), sh.S, dt == CK_DTYPE_BF16 ? "bf16" : "fp32",
            HD, ck__attn_variant_name(variant), ck__attn_variant_name(used),
            used < 0 ? "n/a" : ok ? "ok (graph replay == eager)" : "FAIL (graph replay != eager)");
-    CUDA_CHECK(cudaFree(q));
-    CUDA_CHECK(cudaFree(k));
-    CUDA_CHECK(cudaFree(v));
-    CUDA_CHECK(cudaFree(o1));
-    CUDA_CHECK(cudaFree(o2));
+    CU(cudaFree(q));
+    CU(cudaFree(k));
+    CU(cudaFree(v));
+    CU(cudaFree(o1));
+    CU(cudaFree(o2));
     return ok;
 }
 
@@ -426,12 +419,12 @@ int main(int argc, char **argv) {
     }
 
     int dev = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
+    CU(cudaGetDevice(&dev));
     cudaDeviceProp prop;
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    CU(cudaGetDeviceProperties(&prop, dev));
     int driver = 0, runtime = 0;
-    CUDA_CHECK(cudaDriverGetVersion(&driver));
-    CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    CU(cudaDriverGetVersion(&driver));
+    CU(cudaRuntimeGetVersion(&runtime));
     printf("# device %s, sm_%d%d, %d SMs, driver %d, runtime %d", prop.name, prop.major, prop.minor,
            prop.multiProcessorCount, driver, runtime);
 #ifdef __CUDA_ARCH_LIST__
@@ -440,9 +433,9 @@ int main(int argc, char **argv) {
     printf(", built for %s", CK_STR(__CUDA_ARCH_LIST__));
 #endif
     printf("\n");
-    CUDA_CHECK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaMalloc(&g_flush, g_flush_bytes));
-    CUDA_CHECK(cudaMalloc(&g_scratch, (size_t)128 << 20));
+    CU(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    CU(cudaMalloc(&g_flush, g_flush_bytes));
+    CU(cudaMalloc(&g_scratch, (size_t)128 << 20));
 
     FILE       *csv = NULL;
     const char *out = getenv("OUT");
@@ -530,8 +523,8 @@ int main(int argc, char **argv) {
             }
     }
     if (csv) fclose(csv);
-    CUDA_CHECK(cudaFree(g_flush));
-    CUDA_CHECK(cudaStreamDestroy(g_stream));
+    CU(cudaFree(g_flush));
+    CU(cudaStreamDestroy(g_stream));
     printf("# %d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
 }

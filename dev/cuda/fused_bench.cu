@@ -27,14 +27,7 @@
 #include "ops/cuda/gemm_sm90.h"
 #include "ops/cuda/refiner_conv.h"
 
-#define CU(x)                                                                                          \
-    do {                                                                                               \
-        cudaError_t e_ = (x);                                                                          \
-        if (e_ != cudaSuccess) {                                                                       \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));         \
-            exit(2);                                                                                   \
-        }                                                                                              \
-    } while (0)
+#include "cuda_check.h"
 #define CD(x)                                                                                          \
     do {                                                                                               \
         cudnnStatus_t s_ = (x);                                                                        \

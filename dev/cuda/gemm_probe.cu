@@ -20,14 +20,7 @@
 
 #include "ops/cuda/gemm_sm90.h"
 
-#define CU(x)                                                                                    \
-    do {                                                                                         \
-        cudaError_t e_ = (x);                                                                    \
-        if (e_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
-            exit(2);                                                                             \
-        }                                                                                        \
-    } while (0)
+#include "cuda_check.h"
 
 static std::vector<float> run(const std::vector<float> &x, const std::vector<float> &w, int64_t M, int N, int K,
                               double *ms) {
