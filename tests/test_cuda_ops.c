@@ -425,6 +425,47 @@ static void test_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64
     tp_free(&qkv), tp_free(&y), tp_free(&q), tp_free(&k), tp_free(&v), tp_free(&o);
 }
 
+/* The FP8 option (CK_ATTN_FP8=1) on the global path straight from qkv, float16 on Hopper: the CPU's float32
+ * result within e4m3's error (relative RMS <= 0.2; tools/reference/fp8_attention_error.py gives 0.05-0.08 for
+ * scores of std 1-2) and above float16's (> 5e-3: the path was taken). */
+static void test_attention_qkv_fp8(int64_t B, int64_t H, int64_t W, int heads) {
+#ifdef CK_HAVE_CUDA
+    const int64_t HD = 56, C = heads * HD;
+    char          what[128];
+    snprintf(what, sizeof what, "attention_qkv fp8 %lldx%lldx%lld h%d", (long long)B, (long long)H, (long long)W, heads);
+    tpair qkv = TP(K_ACT, F_RAND, 1.5f, 0.0f, B, H, W, 3 * C), y = TP(K_ACT, F_OUT, 0, 0, B, H, W, C);
+    tpair q = TP(K_ACT, F_RAND, 9.0f, 0.0f, B * heads, H * W, HD), k = TP(K_ACT, F_RAND, 9.0f, 0.0f, B * heads, H * W, HD);
+    tpair v = TP(K_ACT, F_RAND, 9.0f, 0.0f, B * heads, H * W, HD), o = TP(K_ACT, F_RAND, 9.0f, 0.0f, B * heads, H * W, HD);
+    const float scale = (float)(1.0 / sqrt((double)HD));
+    ck_attention_qkv(&g_exc, &y.c, &qkv.c, heads, (int)H, (int)W, 0, scale, &q.c, &k.c, &v.c, &o.c);
+    setenv("CK_ATTN_FP8", "1", 1);
+    const int direct = ck__attention_tokens_fa3(g_gpu, &y.d, &qkv.d, heads, scale);
+    unsetenv("CK_ATTN_FP8");
+    if (!direct) {
+        printf("SKIP   [%s] %s: no FA3 kernel on this device\n", g_prec_name, what);
+    } else {
+        float *got = malloc(y.n * sizeof(float));
+        CK_ASSERT(got && tp_fetch(&y, got));
+        double se = 0, sr = 0;
+        int    finite = 1;
+        for (size_t i = 0; i < y.n; i++) {
+            const double r = ((const float *)y.c.data)[i], d = got[i] - r;
+            finite &= isfinite(got[i]) != 0;
+            se += d * d, sr += r * r;
+        }
+        const double rel = sqrt(se / sr);
+        CHECK_MSG(finite && rel <= 0.2 && rel > 5e-3, "[%s] %s: relative RMS error %.3e (expected e4m3's, 5e-3 .. 0.2)",
+                  g_prec_name, what, rel);
+        printf("%s [%s] %s: relative RMS error %.3e against the CPU\n", finite && rel <= 0.2 && rel > 5e-3 ? "OK    " : "NOT OK",
+               g_prec_name, what, rel);
+        free(got);
+    }
+    tp_free(&qkv), tp_free(&y), tp_free(&q), tp_free(&k), tp_free(&v), tp_free(&o);
+#else
+    (void)B, (void)H, (void)W, (void)heads;
+#endif
+}
+
 static void test_maxpool(int64_t B, int64_t H, int64_t W, int64_t C) {
     char what[96];
     snprintf(what, sizeof what, "maxpool2x2 %lldx%lldx%lldx%lld", (long long)B, (long long)H, (long long)W, (long long)C);
@@ -828,6 +869,10 @@ static void test_op_attention_qkv(void) {
     test_attention_qkv(2, 48, 100, 3, 56, 64, 0, 0, 0); /* two images of 4800 tokens (a partial last key tile) */
     test_attention_qkv(1, 64, 64, 2, 56, 56, 0, 0, 0);  /* pad64 off: the composition */
     test_attention_qkv(1, 16, 16, 4, 56, 64, 0, 0, 0);  /* short rows: the composition */
+    if (g_gpu->act_dtype == CK_DTYPE_F16) {
+        test_attention_qkv_fp8(1, 64, 64, 2);  /* the FP8 option: 4096 tokens */
+        test_attention_qkv_fp8(2, 48, 100, 3); /* two images, a partial last key tile */
+    }
     test_attention_qkv(2, 5, 7, 3, 8, 8, 0, 0, 0);
     /* mask units: base_plus's stage 0 (8×8 windows, 2 heads), its q-pooling block (8×8 keys, 4×4 queries), stage 1
      * (4×4 windows, 4 heads) and the q-pool into stage 2; the small model's head dim 32; non-square windows; HD 64;

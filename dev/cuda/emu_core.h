@@ -265,6 +265,32 @@ static float unpack(uint16_t h, bool bf16) {
     return __half2float(__half(r));
 }
 
+/* e4m3 (FP8, OCP "E4M3FN"): 1 sign, 4 exponent (bias 7), 3 mantissa bits; subnormals below 2^-6, no infinity,
+ * 0x7F / 0xFF NaN, largest finite 448. */
+static float e4m3_to_f(uint8_t b) {
+    const int e = (b >> 3) & 15, m = b & 7;
+    float     v;
+    if (e == 15 && m == 7) v = NAN;
+    else if (e == 0) v = ldexpf((float)m, -9);
+    else v = ldexpf(1.0f + m / 8.0f, e - 7);
+    return (b & 0x80) ? -v : v;
+}
+/* cvt.rn.satfinite.e4m3: to nearest even, magnitudes past 448 to 448, NaN to NaN. */
+static uint8_t f_to_e4m3(float x) {
+    if (x != x) return 0x7F;
+    const uint8_t sign = x < 0 ? 0x80 : 0;
+    const double  a    = fabs((double)x);
+    if (a >= 448.0) return sign | 0x7E;
+    if (a < ldexp(1.0, -6)) return sign | (uint8_t)nearbyint(a * 512.0); /* 8 gives 2^-6, code 0x08 */
+    int          e;
+    const double f = frexp(a, &e); /* a = f·2^e, f in [0.5, 1) */
+    int          q = (int)nearbyint((2.0 * f - 1.0) * 8.0);
+    int          E = e - 1 + 7;
+    if (q == 8) q = 0, E++;
+    if (E > 15 || (E == 15 && q == 7)) return sign | 0x7E;
+    return sign | (uint8_t)(E << 3 | q);
+}
+
 /* ---- for the harnesses: 16-bit values and their units in the last place ---- */
 static uint16_t f2h(float f, bool bf16) {
     uint16_t u;
@@ -539,24 +565,26 @@ struct EmuMap {
     const uint8_t *base;
     uint64_t       dim[3], stride[2];
     uint32_t       box[3], elem;
-    int            swizzle128;
+    int            swizzle; /* bytes: 64 or 128 */
 };
 static_assert(sizeof(EmuMap) <= sizeof(CUtensorMap), "the fake map fits the opaque one");
 void tma_prefetch_map(const CUtensorMap *) {}
 void tma_load_3d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2) {
     EmuMap mp;
     memcpy(&mp, map, sizeof mp);
-    if (!mp.swizzle128 || mp.box[0] * mp.elem != 128 || mp.box[2] != 1) emu::fail("tma: unexpected tensor map");
-    if (dst % 1024) emu::fail("tma: 128-byte swizzled box not 1024-byte aligned in shared memory");
+    const uint32_t rb = mp.box[0] * mp.elem; /* bytes per box row: the swizzle's span */
+    if (!mp.swizzle || rb != (uint32_t)mp.swizzle || mp.box[2] != 1) emu::fail("tma: unexpected tensor map");
+    if (dst % (8 * rb)) emu::fail("tma: swizzled box not aligned on its swizzle period in shared memory");
     emu::n_tma++;
     emu::TmaOp op;
     op.dst = dst, op.bar = bar, op.bytes = mp.box[0] * mp.box[1] * mp.elem;
+    const uint32_t per = 16 / mp.elem; /* elements per 16-byte chunk */
     for (uint32_t r = 0; r < mp.box[1]; r++)
-        for (uint32_t ch = 0; ch < 8; ch++) {
-            const int64_t row = (int64_t)c1 + r, col = (int64_t)c0 + ch * 8;
+        for (uint32_t ch = 0; ch < rb / 16; ch++) {
+            const int64_t row = (int64_t)c1 + r, col = (int64_t)c0 + ch * per;
             uint8_t       chunk[16] = {0}; /* out of bounds: zeros */
             if (row >= 0 && row < (int64_t)mp.dim[1] && c2 >= 0 && c2 < (int64_t)mp.dim[2] && col >= 0 &&
-                col + 8 <= (int64_t)mp.dim[0]) {
+                col + per <= (int64_t)mp.dim[0]) {
                 const uint8_t *src = mp.base + (uint64_t)c2 * mp.stride[1] + (uint64_t)row * mp.stride[0] + col * mp.elem;
                 bool           inside = false;
                 for (const emu::Buf &b : emu::bufs)
@@ -564,8 +592,8 @@ void tma_load_3d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int
                 if (!inside) emu::fail("tma: global read outside every input tensor");
                 memcpy(chunk, src, 16);
             }
-            uint32_t a = dst + r * 128 + ch * 16;
-            a ^= ((a >> 7) & 7) << 4;
+            uint32_t a = dst + r * rb + ch * 16;
+            a ^= ((a >> 7) & (rb == 128 ? 7u : 3u)) << 4;
             if (a + 16 > sizeof emu::dyn_smem) emu::fail("tma: box outside shared memory");
             op.data.insert(op.data.end(), chunk, chunk + 16);
             op.where.push_back(a);
@@ -607,25 +635,39 @@ static EmuDesc desc_decode(uint64_t desc) {
     if (d.mode == 1) {
         if (d.lbo != 16 || d.sbo != 1024) emu::fail("wgmma: unexpected descriptor fields (128-byte swizzle)");
         if (d.start % 1024 >= 128) emu::fail("wgmma: operand not anchored on a 1024-byte swizzle period");
+    } else if (d.mode == 2) {
+        if (d.lbo != 16 || d.sbo != 512) emu::fail("wgmma: unexpected descriptor fields (64-byte swizzle)");
+        if (d.start % 512 >= 64) emu::fail("wgmma: operand not anchored on a 512-byte swizzle period");
     } else if (d.mode == 0) {
         if (d.lbo == 0 || d.sbo == 0) emu::fail("wgmma: zero stride in an unswizzled descriptor");
     } else {
-        emu::fail("wgmma: 32- and 64-byte swizzles are not emulated");
+        emu::fail("wgmma: the 32-byte swizzle is not emulated");
     }
     return d;
 }
-static float smem_kmajor(const EmuDesc &d, uint32_t row, uint32_t k, bool bf16) {
+/* The byte address of element k of row `row` of a K-major operand with `es`-byte elements. */
+static uint32_t kmajor_addr(const EmuDesc &d, uint32_t row, uint32_t k, uint32_t es) {
     uint32_t addr;
     if (d.mode == 1) {
-        addr = d.start + (row / 8) * 1024 + (row % 8) * 128 + k * 2;
+        addr = d.start + (row / 8) * 1024 + (row % 8) * 128 + k * es;
         addr ^= ((addr >> 7) & 7) << 4;
+    } else if (d.mode == 2) {
+        addr = d.start + (row / 8) * 512 + (row % 8) * 64 + k * es;
+        addr ^= ((addr >> 7) & 3) << 4;
     } else {
-        addr = d.start + (row / 8) * d.sbo + (row % 8) * 16 + (k / 8) * d.lbo + (k % 8) * 2;
+        const uint32_t per = 16 / es; /* elements per core-matrix row */
+        addr = d.start + (row / 8) * d.sbo + (row % 8) * 16 + (k / per) * d.lbo + (k % per) * es;
     }
-    if (addr + 2 > sizeof emu::dyn_smem) emu::fail("wgmma: operand outside shared memory");
+    if (addr + es > sizeof emu::dyn_smem) emu::fail("wgmma: operand outside shared memory");
+    return addr;
+}
+static float smem_kmajor(const EmuDesc &d, uint32_t row, uint32_t k, bool bf16) {
     uint16_t h;
-    memcpy(&h, emu::dyn_smem + addr, 2);
+    memcpy(&h, emu::dyn_smem + kmajor_addr(d, row, k, 2), 2);
     return emu::unpack(h, bf16);
+}
+static float smem_kmajor_e4m3(const EmuDesc &d, uint32_t row, uint32_t k) {
+    return emu::e4m3_to_f(emu::dyn_smem[kmajor_addr(d, row, k, 1)]);
 }
 template <typename T> void ck__wgmma_ss128(float (&d)[64], uint64_t adesc, uint64_t bdesc, int accumulate) {
     const bool     bf16 = std::is_same<T, __nv_bfloat16>::value;
@@ -648,6 +690,65 @@ template <typename T> void ck__wgmma_ss128(float (&d)[64], uint64_t adesc, uint6
             d[4 * j + e] = acc;
         }
     emu::wait(emu::wg_bar[wgi]);
+}
+/* wgmma.m64n128k32 e4m3 × e4m3 → f32, both operands K-major in shared memory (products exact in float, summed in
+ * order: the tensor core's own order is not modelled). */
+void ck__wgmma_fp8_ss128(float (&d)[64], uint64_t adesc, uint64_t bdesc, int accumulate) {
+    const unsigned wgi = threadIdx.x >> 7, me = threadIdx.x & 127;
+    if (emu::wg_bar[wgi].expected != 128) emu::fail("wgmma with an incomplete warpgroup");
+    const EmuDesc da = desc_decode(adesc), db = desc_decode(bdesc);
+    emu::n_mma++;
+    emu::wait(emu::wg_bar[wgi]);
+    const int w = me >> 5, L = me & 31;
+    float     A[2][32], B[32][128];
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 32; k++) A[h][k] = smem_kmajor_e4m3(da, 16 * w + (L >> 2) + 8 * h, k);
+    for (int k = 0; k < 32; k++)
+        for (int n = 0; n < 128; n++) B[k][n] = smem_kmajor_e4m3(db, n, k);
+    for (int j = 0; j < 16; j++)
+        for (int e = 0; e < 4; e++) {
+            const int col = 8 * j + 2 * (L & 3) + (e & 1);
+            float     acc = accumulate ? d[4 * j + e] : 0.0f;
+            for (int k = 0; k < 32; k++) acc += A[e >> 1][k] * B[k][col];
+            d[4 * j + e] = acc;
+        }
+    emu::wait(emu::wg_bar[wgi]);
+}
+/* wgmma.m64n64k32 e4m3, A from registers (per warp 16 rows: a[0] row lane/4, bytes k = 4·(lane%4) + 0..3; a[1]
+ * the row 8 below; a[2], a[3] the same at k + 16), B K-major in shared memory. */
+void ck__wgmma_fp8_rs64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+    const unsigned wgi = threadIdx.x >> 7, me = threadIdx.x & 127;
+    if (emu::wg_bar[wgi].expected != 128) emu::fail("wgmma with an incomplete warpgroup");
+    const EmuDesc db = desc_decode(desc);
+    emu::n_mma++;
+    emu::WgX &x = emu::wgx[wgi];
+    for (int i = 0; i < 4; i++) x.a[me][i] = a[i];
+    emu::wait(emu::wg_bar[wgi]);
+    float A[64][32], B[32][64];
+    for (int L = 0; L < 128; L++) {
+        const int r0 = 16 * (L >> 5) + ((L & 31) >> 2), c0 = 4 * (L & 3);
+        for (int j = 0; j < 4; j++) {
+            A[r0][c0 + j]          = emu::e4m3_to_f((uint8_t)(x.a[L][0] >> (8 * j)));
+            A[r0 + 8][c0 + j]      = emu::e4m3_to_f((uint8_t)(x.a[L][1] >> (8 * j)));
+            A[r0][c0 + 16 + j]     = emu::e4m3_to_f((uint8_t)(x.a[L][2] >> (8 * j)));
+            A[r0 + 8][c0 + 16 + j] = emu::e4m3_to_f((uint8_t)(x.a[L][3] >> (8 * j)));
+        }
+    }
+    for (int k = 0; k < 32; k++)
+        for (int n = 0; n < 64; n++) B[k][n] = smem_kmajor_e4m3(db, n, k);
+    const int w = me >> 5, L = me & 31;
+    for (int j = 0; j < 8; j++)
+        for (int e = 0; e < 4; e++) {
+            const int row = 16 * w + (L >> 2) + 8 * (e >> 1), col = 8 * j + 2 * (L & 3) + (e & 1);
+            float     acc = accumulate ? d[4 * j + e] : 0.0f;
+            for (int k = 0; k < 32; k++) acc += A[row][k] * B[k][col];
+            d[4 * j + e] = acc;
+        }
+    emu::wait(emu::wg_bar[wgi]);
+}
+uint32_t ck__pack_e4m3x4(float x0, float x1, float x2, float x3) {
+    return (uint32_t)emu::f_to_e4m3(x0) | (uint32_t)emu::f_to_e4m3(x1) << 8 | (uint32_t)emu::f_to_e4m3(x2) << 16 |
+           (uint32_t)emu::f_to_e4m3(x3) << 24;
 }
 /* a named barrier over n threads (bar.sync id, n) */
 void ck__bar_sync_n(int id, int n) {
@@ -694,14 +795,17 @@ static CUresult emu_encode_tiled(CUtensorMap *map, CUtensorMapDataType dt, cuuin
                                  CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
     (void)l2;
     if (rank != 3 || il != CU_TENSOR_MAP_INTERLEAVE_NONE || oob != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE ||
-        (dt != CU_TENSOR_MAP_DATA_TYPE_FLOAT16 && dt != CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) || es[0] != 1 ||
+        (dt != CU_TENSOR_MAP_DATA_TYPE_FLOAT16 && dt != CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 &&
+         dt != CU_TENSOR_MAP_DATA_TYPE_UINT8) ||
+        (sw != CU_TENSOR_MAP_SWIZZLE_128B && sw != CU_TENSOR_MAP_SWIZZLE_64B) || es[0] != 1 ||
         es[1] != 1 || es[2] != 1 || ((uintptr_t)base & 15) || stride[0] % 16 || stride[1] % 16)
         return CUDA_ERROR_INVALID_VALUE;
     EmuMap mp;
     memset(&mp, 0, sizeof mp);
     mp.base = (const uint8_t *)base;
     for (int i = 0; i < 3; i++) mp.dim[i] = dim[i], mp.box[i] = box[i];
-    mp.stride[0] = stride[0], mp.stride[1] = stride[1], mp.elem = 2, mp.swizzle128 = sw == CU_TENSOR_MAP_SWIZZLE_128B;
+    mp.stride[0] = stride[0], mp.stride[1] = stride[1], mp.elem = dt == CU_TENSOR_MAP_DATA_TYPE_UINT8 ? 1 : 2;
+    mp.swizzle = sw == CU_TENSOR_MAP_SWIZZLE_128B ? 128 : 64;
     memset(map, 0, sizeof *map);
     memcpy(map, &mp, sizeof mp);
     return CUDA_SUCCESS;

@@ -30,12 +30,13 @@
 #   scaling   `ckey bench --devices` (SCALE_DEVICES, default all): the network at 2048 with 1..N contexts, and a
 #             96-frame 16-bit 3840×2160 clip end to end with 1..N (multi-GPU kinds; `0,0` on one GPU: streams)
 #   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
-#   optin     the kernels behind a switch (OPTIN_VARIANTS, default: the fused refiner `CK_REFINER_FUSED=auto`;
-#             also CK_LINEAR_GEMM=1|all, CK_LN_LINEAR=1, CK_RESIZE_SUM4=1, CK_LN_ROWS=1, commas joining several):
-#             ckey bench at each of SIZES and 512 × 8 beside the default in one call, the per-op profile and the
-#             per-kernel device times (ncu) at 2048 of the default and of OPTIN_GATE_ENV, then the precision gate
-#             with OPTIN_GATE_ENV (optin.jsonl, optin_profile.log, accuracy_optin.log; OPTIN_GATE=0 leaves the
-#             gate out); run `tests` in the same call for their op tests
+#   optin     the kernels behind a switch: ckey bench at each of SIZES and 512 × 8 for each of OPTIN_VARIANTS
+#             (default: the default, the fused refiner `CK_REFINER_FUSED=auto`, FP8 global attention
+#             `CK_ATTN_FP8=1`, both; also CK_LINEAR_GEMM=1|all, CK_LN_LINEAR=1, CK_RESIZE_SUM4=1, CK_LN_ROWS=1;
+#             commas join several) beside each other in one call; the per-op profile and the per-kernel device
+#             times (ncu) at 2048 of the default and of each of OPTIN_GATES, then the fp16 precision gate with
+#             each of OPTIN_GATES (optin.jsonl, optin_profile.log, accuracy_optin<n>.log; OPTIN_GATE=0 leaves
+#             the gate out); run `tests` in the same call for their op tests
 #   serve     `ckey serve`'s server time to key one 2048² frame (scripts/serve_key_timing.py, built-in model)
 #   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
 #             package is built into /tmp/pyck), with fresh output buffers per call and keyed into kept ones
@@ -153,10 +154,10 @@ fi
 
 if has optin; then
     echo "== switched kernels against the default (elapsed $(( $(date +%s) - start )) s)"
-    # OPTIN_VARIANTS: the settings timed side by side (each a space-free list of switches joined by commas);
-    # OPTIN_GATE_ENV: the switches the precision gate runs with
-    variants=${OPTIN_VARIANTS:-default CK_REFINER_FUSED=auto}
-    gate_env=${OPTIN_GATE_ENV:-CK_REFINER_FUSED=auto}
+    # OPTIN_VARIANTS: the settings timed side by side; OPTIN_GATES: the settings profiled per kernel and put
+    # through the precision gate (each a space-free list of switches joined by commas)
+    variants=${OPTIN_VARIANTS:-default CK_REFINER_FUSED=auto CK_ATTN_FP8=1 CK_REFINER_FUSED=auto,CK_ATTN_FP8=1}
+    gates=${OPTIN_GATES:-CK_REFINER_FUSED=auto CK_ATTN_FP8=1}
     for v in $variants; do
         e=""; [ "$v" != default ] && e=${v//,/ }
         for a in $(for S in $SIZES; do echo "--size=$S"; done) "--size=512 --batch=8"; do
@@ -164,8 +165,8 @@ if has optin; then
                 sed "s/^{/{\"switches\": \"$v\", /"
         done
     done | tee "$OUT/optin.jsonl" | cut -c1-160
-    for v in default "$gate_env"; do
-        e=""; [ "$v" != default ] && e=$v
+    for v in default $gates; do
+        e=""; [ "$v" != default ] && e=${v//,/ }
         echo "== profile 2048, $v"
         env $e $B bench --size 2048 --device cuda --precision fp16 --runs 3 --warmup 2 --profile 1 2>&1 | tail -40
         # device time per kernel of one forward (ncu): the graph-free figure that ranks the paths
@@ -173,11 +174,15 @@ if has optin; then
             $B bench --size 2048 --device cuda --precision fp16 --runs 2 --warmup 0 --compile 0 > /dev/null 2>&1
         python3 tools/bench/ncu_summary.py /tmp/ncu_optin.csv --top 20
     done > "$OUT/optin_profile.log" 2>&1
-    grep -E "^==|^one forward|conv|gn_|groupnorm|linear|activation" "$OUT/optin_profile.log" | cut -c1-140 | head -60
+    grep -E "^==|^one forward|conv|gn_|groupnorm|fp8|fa3|attention" "$OUT/optin_profile.log" | cut -c1-140 | head -80
     if [ "${OPTIN_GATE:-1}" != 0 ]; then
-        env $gate_env PYTHONUNBUFFERED=1 timeout 300 python3 tools/reference/accuracy_gate.py --ckey $B \
-            --sizes ${ACC_SIZES:-512,1024,2048} --out /tmp/acc_optin > "$OUT/accuracy_optin.log" 2>&1
-        echo "accuracy ($gate_env) rc=$?"; grep -A12 "## Gate" "$OUT/accuracy_optin.log"
+        n=0
+        for v in $gates; do
+            n=$((n + 1))
+            env ${v//,/ } PYTHONUNBUFFERED=1 timeout 300 python3 tools/reference/accuracy_gate.py --ckey $B \
+                --sizes ${ACC_SIZES:-512,1024,2048} --precisions fp16 --out /tmp/acc_optin$n > "$OUT/accuracy_optin$n.log" 2>&1
+            echo "accuracy ($v) rc=$?"; grep -A10 "## Gate" "$OUT/accuracy_optin$n.log"
+        done
     fi
 fi
 

@@ -794,6 +794,7 @@ __global__ void __launch_bounds__(NWG * 128, 2)
 }
 
 #include "ops/cuda/attention_fa3.cuh"
+#include "ops/cuda/attention_fp8.cuh"
 
 /* ---------------------------------------------------------------------------------------------------------
  * SIMT kernel (f32 parity path; also any dtype with a head dim the tensor-core kernels lack, HD <= DM).
@@ -1057,12 +1058,103 @@ template <typename T, int NC, int NS, int EMU, int PP> int ck__launch_fa3_cfg(co
     return CK_ATTN_FA3;
 }
 
+/* The FP8 option (attention_fp8.cuh): CK_ATTN_FP8=1 sends the float16 FA3 shapes through e4m3 copies of q, k and
+ * v. Precision far below the float16 path's (docs/benchmarks/2026-12-05-h200.md); read at every call, so a graph
+ * captured with it keeps it. */
+int g_fa3_fp8_calls; /* FP8 launches so far (the host emulator checks that its FP8 cases took the path) */
+int ck__attn_fp8_wanted(void) {
+    const char *e = getenv("CK_ATTN_FP8");
+    return e && !strcmp(e, "1");
+}
+
+/* An e4m3 (G, rows, cols) tensor with rows `rs` bytes apart, in boxes of box_cols × box_rows and the given swizzle. */
+int ck__fp8_map(CUtensorMap *m, const void *base, int64_t cols, int64_t rows, int64_t G, int box_cols, int box_rows,
+                CUtensorMapSwizzle sw) {
+    const ck__encode_tiled_fn enc = ck__tensor_map_encoder();
+    if (!enc || ((uintptr_t)base & 15) || cols % 16) return -1;
+    const cuuint64_t dim[3]    = {(cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)G};
+    const cuuint64_t stride[2] = {(cuuint64_t)cols, (cuuint64_t)(cols * rows)};
+    const cuuint32_t box[3] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows, 1}, elem[3] = {1, 1, 1};
+    return enc(m, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void *>(base), dim, stride, box, elem,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
+                   CUDA_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* The FP8 path for the shapes ck__launch_fa3 takes in float16: the e4m3 copies and scales in the op's scratch
+ * (then the key-split partials after them), the four preparation kernels, the kernel (three consumers, three
+ * stages, ping-pong) and, for a split tail, the merge. -1 (nothing enqueued) where the scratch is too small or a
+ * map cannot be made. */
+int ck__launch_fa3_fp8(const ck__attn_args &a) {
+    constexpr int NC = 3, NS = 3, BQ = 64 * NC;
+    using L   = fa3::LayoutFp8<NC, NS>;
+    auto kern = fa3::attention_fa3_fp8_kernel<NC, NS, 1>;
+    if (a.HD != 64 || a.in_cols % 8 || !ck__sm90a_ready((const void *)kern)) return -1;
+    const int64_t Tkp = ((int64_t)a.Tk + fa3::kBK - 1) / fa3::kBK * fa3::kBK;
+    const int     ncq = (a.Tq + fa3::kFp8Chunk - 1) / fa3::kFp8Chunk, nck = (a.Tk + fa3::kFp8Chunk - 1) / fa3::kFp8Chunk;
+    const int     nch = ncq > nck ? ncq : nck;
+    auto          up  = [](size_t n) { return (n + 255) / 256 * 256; };
+    const size_t  b_q = up((size_t)a.G * a.Tq * 64), b_k = up((size_t)a.G * a.Tk * 64), b_v = up((size_t)a.G * 64 * Tkp);
+    const size_t  b_p = up((size_t)a.G * 3 * nch * sizeof(float)), b_s = up((size_t)a.G * 4 * sizeof(float));
+    const size_t  need = b_q + b_k + b_v + b_p + b_s;
+    if (need > a.scratch_bytes || (Tkp / fa3::kBK) * a.G > INT32_MAX || ((int64_t)nch + a.Tq + a.Tk) * a.G * 4 > INT32_MAX)
+        return -1;
+    uint8_t *q8 = (uint8_t *)a.scratch, *k8 = q8 + b_q, *vt = k8 + b_k;
+    float   *amax = (float *)(vt + b_v), *scales = (float *)((uint8_t *)amax + b_p);
+    ck__attn_args rest = a; /* the key-split partials go after the copies */
+    rest.scratch       = (uint8_t *)a.scratch + need;
+    rest.scratch_bytes = a.scratch_bytes - need;
+    const ck__fa3_plan p   = ck__fa3_planning(rest, BQ);
+    const int64_t      nqb = (a.Tq + BQ - 1) / BQ;
+    if (p.ntiles * 8 > INT32_MAX) return -1;
+    CUtensorMap mq, mk, mv;
+    if (a.o_cols % 8 || a.o_cols > 64 || (a.o_rs * 2) % 16 || (a.o_gs * 2) % 16 || ((uintptr_t)a.o & 15) ||
+        ck__fp8_map(&mq, q8, 64, a.Tq, a.G, 64, 64, CU_TENSOR_MAP_SWIZZLE_64B) ||
+        ck__fp8_map(&mk, k8, 64, a.Tk, a.G, 64, fa3::kBK, CU_TENSOR_MAP_SWIZZLE_64B) ||
+        ck__fp8_map(&mv, vt, Tkp, 64, a.G, fa3::kBK, 64, CU_TENSOR_MAP_SWIZZLE_128B))
+        return -1;
+    const __half *q = (const __half *)a.q, *k = (const __half *)a.k, *v = (const __half *)a.v;
+    CK_ATTN_LAUNCH(fa3::fp8_amax_kernel, dim3((unsigned)(nch * a.G * 3)), dim3(256), a.stream, amax, q, k, v, a.q_rs,
+                   a.q_gs, a.kv_rs, a.kv_gs, a.in_cols, a.Tq, a.Tk, nch, (int)a.G);
+    CK_ATTN_LAUNCH(fa3::fp8_scale_kernel, dim3((unsigned)((a.G + 31) / 32)), dim3(32), a.stream, scales,
+                   (const float *)amax, (int)a.G, ncq, nck, nch);
+    const int64_t rows = a.Tq > a.Tk ? a.Tq : a.Tk, nbx = (rows * 4 + 255) / 256;
+    CK_ATTN_LAUNCH(fa3::fp8_quant_kernel, dim3((unsigned)(nbx * a.G * 2)), dim3(256), a.stream, q8, k8, q, k,
+                   (const float *)scales, a.q_rs, a.q_gs, a.kv_rs, a.kv_gs, a.in_cols, a.Tq, a.Tk, (int)nbx, (int)a.G);
+    CK_ATTN_LAUNCH(fa3::fp8_vt_kernel, dim3((unsigned)(Tkp / fa3::kBK * a.G)), dim3(256), a.stream, vt, v,
+                   (const float *)scales, a.kv_rs, a.kv_gs, a.in_cols, a.Tk, (int)Tkp);
+    CK_ASSERT(cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, L::smem) ==
+              cudaSuccess);
+    const float sl2 = a.scale * kCkLog2e;
+    if (p.main > 0)
+        CK_ATTN_LAUNCH_SMEM(kern, dim3((unsigned)p.main), dim3((NC + 1) * 128), L::smem, a.stream, mq, mk, mv,
+                            (__half *)a.o, a.o_rs, a.o_gs, a.o_cols, a.Tq, a.Tk, (int)nqb, sl2, (const float *)scales, 0,
+                            1, (float *)nullptr);
+    if (p.tail > 0) {
+        float *part = (float *)rest.scratch;
+        CK_ATTN_LAUNCH_SMEM(kern, dim3((unsigned)(p.tail * p.nsplit)), dim3((NC + 1) * 128), L::smem, a.stream, mq,
+                            mk, mv, (__half *)a.o, a.o_rs, a.o_gs, a.o_cols, a.Tq, a.Tk, (int)nqb, sl2,
+                            (const float *)scales, (int)p.main, p.nsplit, part);
+        auto comb = fa3::fa3_combine_kernel<__half>;
+        CK_ATTN_LAUNCH(comb, dim3((unsigned)((p.tail * BQ + 7) / 8)), dim3(256), a.stream, (__half *)a.o, a.o_rs,
+                       a.o_gs, a.o_cols, (const float *)part, a.Tq, (int)nqb, BQ, (int)p.main, (int)p.tail, p.nsplit, sl2);
+    }
+    g_fa3_fp8_calls++;
+    return CK_ATTN_FA3;
+}
+
 #define CK__FA3_CASE(i)                                                                                     \
     case i:                                                                                                 \
         return ck__launch_fa3_cfg<T, fa3::kConfigs[i].nc, fa3::kConfigs[i].ns, fa3::kConfigs[i].emu,          \
                                   fa3::kConfigs[i].pp>(a);
 template <typename T> int ck__launch_fa3(const ck__attn_args &a) {
     static_assert(fa3::kConfigCount == 8, "one case per configuration");
+    if constexpr (std::is_same<T, __half>::value)
+        if (ck__attn_fp8_wanted()) {
+            const int used = ck__launch_fa3_fp8(a);
+            if (used >= 0) return used;
+        }
     switch (g_fa3_config >= 0 ? g_fa3_config : ck__fa3_auto_config(a)) {
         CK__FA3_CASE(0)
         CK__FA3_CASE(1)

@@ -83,7 +83,47 @@ __device__ __forceinline__ void ck__wgmma_ss128(float (&d)[64], uint64_t adesc, 
         asm volatile(CK__WGMMA_SS128("f16") : CK__WGMMA_D64(d) : "l"(adesc), "l"(bdesc), "r"(accumulate));
 }
 #undef CK__WGMMA_SS128
+
+/* The e4m3 (FP8) forms, f32 accumulators. d (64×128) (+)= A (64×32) · B (32×128), both K-major in shared memory
+ * (8-bit operands are K-major only; no transpose immediates). */
+#define CK__WGMMA_FP8_SS128                                                                                    \
+    "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                              \
+    "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"                                                  \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"   \
+    "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53," \
+    "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1;\n}\n"
+__device__ __forceinline__ void ck__wgmma_fp8_ss128(float (&d)[64], uint64_t adesc, uint64_t bdesc, int accumulate) {
+    asm volatile(CK__WGMMA_FP8_SS128 : CK__WGMMA_D64(d) : "l"(adesc), "l"(bdesc), "r"(accumulate));
+}
+#undef CK__WGMMA_FP8_SS128
 #undef CK__WGMMA_D64
+/* d (64×64) (+)= a (64×32 e4m3 in registers: per warp 16 rows, a[0] row lane/4 bytes k = 4·(lane%4) + 0..3,
+ * a[1] the row 8 below, a[2] / a[3] the same at k + 16) · B (32×64) K-major in shared memory. */
+__device__ __forceinline__ void ck__wgmma_fp8_rs64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc,
+                                                   int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+                 "}, {%32,%33,%34,%35}, %36, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+                   "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                   "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),
+                   "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
+}
+/* Four floats as e4m3 (round to nearest even, saturating at ±448) in one register, x0 in the lowest byte. */
+__device__ __forceinline__ uint32_t ck__pack_e4m3x4(float x0, float x1, float x2, float x3) {
+    uint32_t r;
+    asm("{\n.reg .b16 lo, hi;\n"
+        "cvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\n"
+        "cvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n"
+        "mov.b32 %0, {lo, hi};\n}\n"
+        : "=r"(r)
+        : "f"(x0), "f"(x1), "f"(x2), "f"(x3));
+    return r;
+}
 #endif
 
 /* A 16-bit value (float16 or bfloat16) to float, and a float rounded (to nearest even) to one. */
@@ -102,6 +142,10 @@ template <typename T> __device__ __forceinline__ T ck__f2h(float v) {
  * halves of a k16 step `lbo` apart. */
 __host__ __device__ __forceinline__ uint64_t ck__desc_sw128(uint32_t addr) {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
+}
+/* The 64-byte swizzle (layout 2): rows of 64 bytes, 8-row groups 512 bytes apart, chunk bits [4,6) XOR [7,9). */
+__host__ __device__ __forceinline__ uint64_t ck__desc_sw64(uint32_t addr) {
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)1 << 16 | (uint64_t)(512 >> 4) << 32 | (uint64_t)2 << 62;
 }
 __host__ __device__ __forceinline__ uint64_t ck__desc_plain(uint32_t addr, uint32_t lbo, uint32_t sbo) {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32;
