@@ -178,6 +178,61 @@ __global__ void __launch_bounds__(256)
     if (2 * lane < o_cols) reinterpret_cast<uint32_t *>(O + g * o_gs + q * o_rs)[lane] = ck__pack2<T>(a0 * inv, a1 * inv);
 }
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
+/* The block's barriers: q full, then per stage K full, V full and empty (one arrival per consumer warp). */
+template <int NC, int NS>
+__device__ __forceinline__ void init_barriers(uint32_t bar_q, uint32_t bar_k, uint32_t bar_v, uint32_t bar_e) {
+    mbar_init(bar_q, 1);
+    for (int s = 0; s < NS; s++) {
+        mbar_init(bar_k + 8 * s, 1);
+        mbar_init(bar_v + 8 * s, 1);
+        mbar_init(bar_e + 8 * s, NC * 4); /* lane 0 of every consumer warp */
+    }
+    mbar_init_fence();
+}
+
+/* The producer thread: the NC query boxes (q_bytes each, q_stride apart) once, then the K and V tiles of keys
+ * kb … kb + nkt − 1 through the NS-stage ring, a stage refilled once every consumer warp has released it. V's box
+ * starts at (0, key) in row-major V, at (key, 0) in a transposed copy (VT). */
+template <int NC, int NS, bool VT>
+__device__ __forceinline__ void produce(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
+                                        uint32_t q_addr, uint32_t q_stride, uint32_t q_bytes, uint32_t k_addr,
+                                        uint32_t k_bytes, uint32_t v_addr, uint32_t v_bytes, uint32_t bar_q,
+                                        uint32_t bar_k, uint32_t bar_v, uint32_t bar_e, int q0, int g, int kb, int nkt) {
+    tma_prefetch_map(tq);
+    tma_prefetch_map(tk);
+    tma_prefetch_map(tv);
+    mbar_expect_tx(bar_q, NC * q_bytes);
+    for (int c = 0; c < NC; c++) tma_load_3d(q_addr + c * q_stride, tq, bar_q, 0, q0 + 64 * c, g);
+    for (int t = 0; t < nkt; t++) {
+        const int s = t % NS, key = (kb + t) * kBK;
+        if (t >= NS) mbar_wait(bar_e + 8 * s, (uint32_t)((t / NS - 1) & 1));
+        mbar_expect_tx(bar_k + 8 * s, k_bytes);
+        tma_load_3d(k_addr + s * k_bytes, tk, bar_k + 8 * s, 0, key, g);
+        mbar_expect_tx(bar_v + 8 * s, v_bytes);
+        tma_load_3d(v_addr + s * v_bytes, tv, bar_v + 8 * s, VT ? key : 0, VT ? 0 : key, g);
+    }
+}
+
+/* A key split's share of this warp's 16 rows for fa3_combine_kernel: the unnormalized O, the row max times m_scale
+ * (the units the merge weighs splits in) and the row sum. */
+__device__ __forceinline__ void write_partials(float *pb, int warp, int lane, const float (&o)[1][8][4],
+                                               const float (&m)[1][2], const float (&l)[1][2], float m_scale) {
+    const int r0 = warp * 16 + (lane >> 2);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float lt = l[0][h];
+        lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+        lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+        float *pr = pb + (int64_t)(r0 + 8 * h) * kPartRow;
+#pragma unroll
+        for (int no = 0; no < 8; no++)
+            *reinterpret_cast<float2 *>(pr + no * 8 + 2 * (lane & 3)) = make_float2(o[0][no][2 * h], o[0][no][2 * h + 1]);
+        if ((lane & 3) == 0) *reinterpret_cast<float2 *>(pr + 64) = make_float2(m[0][h] * m_scale, lt);
+    }
+}
+#endif
+
 template <typename T, int NC, int NS, int EMU, int PP>
 __global__ void __launch_bounds__((NC + 1) * 128, 1)
     attention_fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
@@ -203,33 +258,15 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
 
     if (tid == 0) {
         ck__keep_smem(marker);
-        mbar_init(bar_q, 1);
-        for (int s = 0; s < NS; s++) {
-            mbar_init(bar_k + 8 * s, 1);
-            mbar_init(bar_v + 8 * s, 1);
-            mbar_init(bar_e + 8 * s, NC * 4); /* lane 0 of every consumer warp */
-        }
-        mbar_init_fence();
+        init_barriers<NC, NS>(bar_q, bar_k, bar_v, bar_e);
     }
     __syncthreads();
 
     if (wg == 0) { /* producer */
         regs_dec<24>();
-        if (warp == 0 && lane == 0) {
-            tma_prefetch_map(&tq);
-            tma_prefetch_map(&tk);
-            tma_prefetch_map(&tv);
-            mbar_expect_tx(bar_q, NC * L::q_bytes);
-            for (int c = 0; c < NC; c++) tma_load_3d(sbase + L::q_off + c * L::q_bytes, &tq, bar_q, 0, q0 + 64 * c, g);
-            for (int t = 0; t < nkt; t++) {
-                const int s = t % NS;
-                if (t >= NS) mbar_wait(bar_e + 8 * s, (uint32_t)((t / NS - 1) & 1));
-                mbar_expect_tx(bar_k + 8 * s, L::kv_bytes);
-                tma_load_3d(sbase + L::k_off + s * L::kv_bytes, &tk, bar_k + 8 * s, 0, (kb + t) * kBK, g);
-                mbar_expect_tx(bar_v + 8 * s, L::kv_bytes);
-                tma_load_3d(sbase + L::v_off + s * L::kv_bytes, &tv, bar_v + 8 * s, 0, (kb + t) * kBK, g);
-            }
-        }
+        if (warp == 0 && lane == 0)
+            produce<NC, NS, false>(&tq, &tk, &tv, sbase + L::q_off, L::q_bytes, L::q_bytes, sbase + L::k_off, L::kv_bytes,
+                                   sbase + L::v_off, L::kv_bytes, bar_q, bar_k, bar_v, bar_e, q0, g, kb, nkt);
         return;
     }
 
@@ -319,19 +356,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
         ck__reg_fence(of);
     }
     if (nsplit > 1) { /* a share of the keys: the unnormalized O, m and l of each row, for fa3_combine_kernel */
-        const int r0 = warp * 16 + (lane >> 2);
-        float    *pb = part + ((int64_t)blockIdx.x * 64 * NC + 64 * c) * kPartRow;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            float lt = l[0][h];
-            lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-            lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-            float *pr = pb + (int64_t)(r0 + 8 * h) * kPartRow;
-#pragma unroll
-            for (int no = 0; no < 8; no++)
-                *reinterpret_cast<float2 *>(pr + no * 8 + 2 * (lane & 3)) = make_float2(o[0][no][2 * h], o[0][no][2 * h + 1]);
-            if ((lane & 3) == 0) *reinterpret_cast<float2 *>(pr + 64) = make_float2(m[0][h], lt);
-        }
+        write_partials(part + ((int64_t)blockIdx.x * 64 * NC + 64 * c) * kPartRow, warp, lane, o, m, l, 1.0f);
         return;
     }
     /* every wgmma of this warpgroup that read its Q tile has completed: the tile becomes the output staging,

@@ -198,33 +198,15 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
 
     if (tid == 0) {
         ck__keep_smem(marker);
-        mbar_init(bar_q, 1);
-        for (int s = 0; s < NS; s++) {
-            mbar_init(bar_k + 8 * s, 1);
-            mbar_init(bar_v + 8 * s, 1);
-            mbar_init(bar_e + 8 * s, NC * 4);
-        }
-        mbar_init_fence();
+        init_barriers<NC, NS>(bar_q, bar_k, bar_v, bar_e);
     }
     __syncthreads();
 
     if (wg == 0) { /* producer */
         regs_dec<24>();
-        if (warp == 0 && lane == 0) {
-            tma_prefetch_map(&tq);
-            tma_prefetch_map(&tk);
-            tma_prefetch_map(&tv);
-            mbar_expect_tx(bar_q, NC * L::q_load);
-            for (int c = 0; c < NC; c++) tma_load_3d(sbase + L::q_off + c * L::q_bytes, &tq, bar_q, 0, q0 + 64 * c, g);
-            for (int t = 0; t < nkt; t++) {
-                const int s = t % NS;
-                if (t >= NS) mbar_wait(bar_e + 8 * s, (uint32_t)((t / NS - 1) & 1));
-                mbar_expect_tx(bar_k + 8 * s, L::k_bytes);
-                tma_load_3d(sbase + L::k_off + s * L::k_bytes, &tk, bar_k + 8 * s, 0, (kb + t) * kBK, g);
-                mbar_expect_tx(bar_v + 8 * s, L::v_bytes);
-                tma_load_3d(sbase + L::v_off + s * L::v_bytes, &tv, bar_v + 8 * s, (kb + t) * kBK, 0, g);
-            }
-        }
+        if (warp == 0 && lane == 0)
+            produce<NC, NS, true>(&tq, &tk, &tv, sbase + L::q_off, L::q_bytes, L::q_load, sbase + L::k_off, L::k_bytes,
+                                  sbase + L::v_off, L::v_bytes, bar_q, bar_k, bar_v, bar_e, q0, g, kb, nkt);
         return;
     }
 
@@ -312,21 +294,8 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     /* O·sv / (448·l): the row sums take the factor, so the key-split merge is unchanged */
 #pragma unroll
     for (int h = 0; h < 2; h++) l[0][h] *= kFp8Max / sv;
-    if (nsplit > 1) {
-        const int r0 = warp * 16 + (lane >> 2);
-        float    *pb = part + ((int64_t)blockIdx.x * 64 * NC + 64 * c) * kPartRow;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            float lt = l[0][h];
-            lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-            lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-            float *pr = pb + (int64_t)(r0 + 8 * h) * kPartRow;
-#pragma unroll
-            for (int no = 0; no < 8; no++)
-                *reinterpret_cast<float2 *>(pr + no * 8 + 2 * (lane & 3)) = make_float2(o[0][no][2 * h], o[0][no][2 * h + 1]);
-            /* m in the float16 path's units, since the merge weighs splits by 2^((m_s − M)·sl2) */
-            if ((lane & 3) == 0) *reinterpret_cast<float2 *>(pr + 64) = make_float2(m[0][h] * (sl2g / sl2), lt);
-        }
+    if (nsplit > 1) { /* m in the float16 path's units: the merge weighs splits by 2^((m_s − M)·sl2) */
+        write_partials(part + ((int64_t)blockIdx.x * 64 * NC + 64 * c) * kPartRow, warp, lane, o, m, l, sl2g / sl2);
         return;
     }
     const int row_base = q0 + 64 * c;
