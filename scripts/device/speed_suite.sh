@@ -73,7 +73,7 @@ B=build/ckey
 if has tests; then
     for t in ${GPU_TESTS:-test_cuda_ops test_cuda_model test_cuda_preprocess test_cuda_postprocess test_cuda_passes \
         test_cuda_deflate test_cuda_batch test_cuda_colorspace test_cuda_fault test_cuda_streams test_cuda_multi test_frame_params}; do
-        (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp CK_BIN=$PWD/ckey ./tests/$t > /tmp/$t.log 2>&1; echo "$t rc=$?")
+        (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp CK_BIN=$PWD/ckey timeout 300 ./tests/$t > /tmp/$t.log 2>&1; echo "$t rc=$?")
         { echo "== $t"; cat /tmp/$t.log; } >> "$OUT/tests.log"
         grep -E "NOT OK|SKIP|FAIL" /tmp/$t.log | head -10
         tail -1 /tmp/$t.log
@@ -161,14 +161,14 @@ if has optin; then
     for v in $variants; do
         e=""; [ "$v" != default ] && e=${v//,/ }
         for a in $(for S in $SIZES; do echo "--size=$S"; done) "--size=512 --batch=8"; do
-            env $e $B bench ${a//=/ } --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null |
+            env $e timeout 60 $B bench ${a//=/ } --device cuda --precision fp16 --runs 10 --warmup 3 2>/dev/null |
                 sed "s/^{/{\"switches\": \"$v\", /"
         done
     done | tee "$OUT/optin.jsonl" | cut -c1-160
     for v in default $gates; do
         e=""; [ "$v" != default ] && e=${v//,/ }
         echo "== profile 2048, $v"
-        env $e $B bench --size 2048 --device cuda --precision fp16 --runs 3 --warmup 2 --profile 1 2>&1 | tail -40
+        env $e timeout 60 $B bench --size 2048 --device cuda --precision fp16 --runs 3 --warmup 2 --profile 1 2>&1 | tail -40
         # device time per kernel of one forward (ncu): the graph-free figure that ranks the paths
         env $e timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file /tmp/ncu_optin.csv \
             $B bench --size 2048 --device cuda --precision fp16 --runs 2 --warmup 0 --compile 0 > /dev/null 2>&1
