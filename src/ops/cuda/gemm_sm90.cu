@@ -19,7 +19,6 @@
  */
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 #include <type_traits>
 
 #include <cuda_bf16.h>
