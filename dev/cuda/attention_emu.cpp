@@ -443,13 +443,14 @@ int main(int argc, char **argv) {
                 }
     }
     ck__attn_fa3_select(-1);
-    /* attention_qkv straight from qkv: several heads and images, ragged rows and keys, both devices */
+    /* attention_qkv straight from qkv: several heads and images (one launch), ragged rows and keys, both devices */
     g_fa3_tokens_min = 1;
     for (int dev = 0; dev < (fp8_only ? 0 : 2); dev++)
         for (int mode = 0; mode < 2; mode++) {
             g_emu_device = dev;
             run_tokens_case(HF, 1, 300, 2, mode, seed++);
             run_tokens_case(BF, 2, 200, 3, mode, seed++);
+            run_tokens_case(HF, 3, 130, 2, mode, seed++); /* one launch: a tile's rows run into the next image's */
         }
     /* the FP8 option (CK_ATTN_FP8=1, float16 only): the packed layout with ragged rows and keys (a split tail on
      * 132 SMs, the whole ring on 2), and straight from qkv; bfloat16 keeps the 16-bit kernel */
@@ -461,6 +462,7 @@ int main(int argc, char **argv) {
             g_emu_device = dev;
             for (const Case &c : fp8_cases) run_case(c, mode, seed++);
             run_tokens_case(HF, 1, 300, 2, mode, seed++);
+            run_tokens_case(HF, 2, 200, 2, mode, seed++); /* a launch per image */
         }
     g_fp8 = 0;
     run_tokens_case(BF, 1, 200, 2, 0, seed++);

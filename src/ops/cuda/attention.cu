@@ -891,9 +891,12 @@ struct ck__attn_args {
     /* The FA3 kernel also reads strided views (ck__attention_tokens_fa3: q, k, v straight from a qkv
      * projection, o straight into the token layout): row r of group g of q at q + g·q_gs + r·q_rs (elements),
      * in_cols valid columns (the rest of the 64 read as zeros); k, v likewise with kv_rs, kv_gs; o written in
-     * o_cols columns at o_rs, o_gs. Every other variant takes the packed (G, T, HD) layout (ck__attn_packed). */
+     * o_cols columns at o_rs, o_gs. Every other variant takes the packed (G, T, HD) layout (ck__attn_packed).
+     * The groups may also be gpi heads of G / gpi images whose rows follow each other (the FA3 kernel only):
+     * group g = b·gpi + h reads row r at h·gs + (b·T + r)·rs, so one launch covers a batch of qkv (B, T, 3C). */
     int64_t q_rs, q_gs, kv_rs, kv_gs, o_rs, o_gs;
     int     in_cols, o_cols;
+    int64_t gpi; /* groups per image: G for one image (the packed layout's) */
 };
 
 /* The packed (G, T, HD) layout's strides. */
@@ -902,6 +905,7 @@ void ck__attn_packed(ck__attn_args &a) {
     a.q_gs = a.o_gs = (int64_t)a.Tq * a.HD;
     a.kv_gs         = (int64_t)a.Tk * a.HD;
     a.in_cols = a.o_cols = a.HD;
+    a.gpi               = a.G;
 }
 
 template <typename T, int D, int MT> void ck__launch_flash(const ck__attn_args &a) {
@@ -1031,29 +1035,34 @@ template <typename T, int NC, int NS, int EMU, int PP> int ck__launch_fa3_cfg(co
     const int          BQ  = 64 * NC;
     const int64_t      nqb = (a.Tq + BQ - 1) / BQ;
     const ck__fa3_plan p   = ck__fa3_planning(a, BQ);
-    if (p.ntiles * 8 > INT32_MAX || a.G > UINT32_MAX) return -1;
+    const int64_t      nimg = a.G / a.gpi; /* the maps stack the images' rows */
+    if (p.ntiles * 8 > INT32_MAX || a.G > UINT32_MAX || a.G % a.gpi || (nimg * a.Tq + 64 * NC) > INT32_MAX ||
+        (nimg * a.Tk + fa3::kBK) > INT32_MAX)
+        return -1;
     const CUtensorMapDataType dt =
         std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     CUtensorMap mq, mk, mv;
     if (a.o_cols % 8 || a.o_cols > 64 || (a.o_rs * 2) % 16 || (a.o_gs * 2) % 16 || ((uintptr_t)a.o & 15) ||
-        ck__fa3_map(&mq, a.q, a.in_cols, a.Tq, a.q_rs, a.G, a.q_gs, 64, dt) ||
-        ck__fa3_map(&mk, a.k, a.in_cols, a.Tk, a.kv_rs, a.G, a.kv_gs, fa3::kBK, dt) ||
-        ck__fa3_map(&mv, a.v, a.in_cols, a.Tk, a.kv_rs, a.G, a.kv_gs, fa3::kBK, dt))
+        ck__fa3_map(&mq, a.q, a.in_cols, nimg * a.Tq, a.q_rs, a.gpi, a.q_gs, 64, dt) ||
+        ck__fa3_map(&mk, a.k, a.in_cols, nimg * a.Tk, a.kv_rs, a.gpi, a.kv_gs, fa3::kBK, dt) ||
+        ck__fa3_map(&mv, a.v, a.in_cols, nimg * a.Tk, a.kv_rs, a.gpi, a.kv_gs, fa3::kBK, dt))
         return -1;
     CK_ASSERT(cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, L::smem) ==
               cudaSuccess);
     const float sl2 = a.scale * kCkLog2e;
     if (p.main > 0)
         CK_ATTN_LAUNCH_SMEM(kern, dim3((unsigned)p.main), dim3((NC + 1) * 128), L::smem, a.stream, mq, mk, mv,
-                            (T *)a.o, a.o_rs, a.o_gs, a.o_cols, a.Tq, a.Tk, (int)nqb, sl2, 0, 1, (float *)nullptr);
+                            (T *)a.o, a.o_rs, a.o_gs, a.o_cols, a.Tq, a.Tk, (int)nqb, (int)a.gpi, sl2, 0, 1,
+                            (float *)nullptr);
     if (p.tail > 0) {
         float *part = (float *)a.scratch;
         CK_ATTN_LAUNCH_SMEM(kern, dim3((unsigned)(p.tail * p.nsplit)), dim3((NC + 1) * 128), L::smem, a.stream, mq,
-                            mk, mv, (T *)a.o, a.o_rs, a.o_gs, a.o_cols, a.Tq, a.Tk, (int)nqb, sl2, (int)p.main,
-                            p.nsplit, part);
+                            mk, mv, (T *)a.o, a.o_rs, a.o_gs, a.o_cols, a.Tq, a.Tk, (int)nqb, (int)a.gpi, sl2,
+                            (int)p.main, p.nsplit, part);
         auto comb = fa3::fa3_combine_kernel<T>;
         CK_ATTN_LAUNCH(comb, dim3((unsigned)((p.tail * BQ + 7) / 8)), dim3(256), a.stream, (T *)a.o, a.o_rs,
-                       a.o_gs, a.o_cols, (const float *)part, a.Tq, (int)nqb, BQ, (int)p.main, (int)p.tail, p.nsplit, sl2);
+                       a.o_gs, a.o_cols, (const float *)part, a.Tq, (int)nqb, (int)a.gpi, BQ, (int)p.main, (int)p.tail,
+                       p.nsplit, sl2);
     }
     return CK_ATTN_FA3;
 }
@@ -1090,7 +1099,7 @@ int ck__launch_fa3_fp8(const ck__attn_args &a) {
     constexpr int NC = 3, NS = 3, BQ = 64 * NC;
     using L   = fa3::LayoutFp8<NC, NS>;
     auto kern = fa3::attention_fa3_fp8_kernel<NC, NS, 1>;
-    if (a.HD != 64 || a.in_cols % 8 || !ck__sm90a_ready((const void *)kern)) return -1;
+    if (a.HD != 64 || a.in_cols % 8 || a.gpi != a.G || !ck__sm90a_ready((const void *)kern)) return -1;
     const int64_t Tkp = ((int64_t)a.Tk + fa3::kBK - 1) / fa3::kBK * fa3::kBK;
     const int     ncq = (a.Tq + fa3::kFp8Chunk - 1) / fa3::kFp8Chunk, nck = (a.Tk + fa3::kFp8Chunk - 1) / fa3::kFp8Chunk;
     const int     nch = ncq > nck ? ncq : nck;
@@ -1138,7 +1147,8 @@ int ck__launch_fa3_fp8(const ck__attn_args &a) {
                             (const float *)scales, (int)p.main, p.nsplit, part);
         auto comb = fa3::fa3_combine_kernel<__half>;
         CK_ATTN_LAUNCH(comb, dim3((unsigned)((p.tail * BQ + 7) / 8)), dim3(256), a.stream, (__half *)a.o, a.o_rs,
-                       a.o_gs, a.o_cols, (const float *)part, a.Tq, (int)nqb, BQ, (int)p.main, (int)p.tail, p.nsplit, sl2);
+                       a.o_gs, a.o_cols, (const float *)part, a.Tq, (int)nqb, (int)a.G, BQ, (int)p.main, (int)p.tail,
+                       p.nsplit, sl2);
     }
     g_fa3_fp8_calls++;
     return CK_ATTN_FA3;
@@ -1370,13 +1380,23 @@ extern "C" void ck_attention_cuda(ck_backend *be, const ck_tensor *o, const ck_t
     ck__attention_cuda_variant(be, o, q, k, v, scale, CK_ATTN_AUTO);
 }
 
-/* Global attention straight from the qkv projection (the attention_qkv op's fast path, layout.cu): for each image
- * b of qkv (B, T, 3C), C = heads·HD, the FA3 kernel reads q, k, v of head h as strided views (row t at
- * t·3C + which·C + h·HD, HD = 56 valid columns of the 64 it computes, the rest read as zeros: the pad64 layout
- * without its copies) and writes o's HD columns into y (B, T, C) at t·C + h·HD. Same arithmetic as the gather,
- * the FA3 kernel on pad64 rows and the scatter. Taken where the op's own choice would take FA3 on the gathered
- * rows (16-bit, sm_90a, T >= 4096, HD 56 or 64, 16-byte strides, CK_ATTN_VARIANT unset or fa3); returns 0,
- * enqueueing nothing, anywhere else. */
+/* Global attention straight from the qkv projection (the attention_qkv op's fast path, layout.cu): for the B
+ * images of qkv (B, T, 3C), C = heads·HD, in one launch (B·heads groups, the images' rows stacked), the FA3 kernel
+ * reads q, k, v of head h as strided views (row t at t·3C + which·C + h·HD, HD = 56 valid columns of the 64 it
+ * computes, the rest read as zeros: the pad64 layout without its copies) and writes o's HD columns into y (B, T, C)
+ * at t·C + h·HD. Same arithmetic as the gather, the FA3 kernel on pad64 rows and the scatter. Taken where the op's
+ * own choice would take FA3 on the gathered rows (16-bit, sm_90a, T >= 4096 or CK_ATTN_TOKENS_MIN, HD 56 or 64,
+ * 16-byte strides, CK_ATTN_VARIANT unset or fa3); returns 0, enqueueing nothing, anywhere else. The FP8 option
+ * keeps one launch per image (its copies are per group). */
+static int ck__tokens_min(void) {
+    static int env = -2;
+    if (env == -2) {
+        const char *e = getenv("CK_ATTN_TOKENS_MIN");
+        env           = e && *e ? atoi(e) : -1;
+    }
+    return env > 0 ? env : g_fa3_tokens_min;
+}
+
 extern "C" int ck__attention_tokens_fa3(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads,
                                         float scale) {
     CK_ASSERT(qkv->ndim >= 2 && y->ndim == qkv->ndim && heads >= 1 && qkv->dtype == y->dtype);
@@ -1384,17 +1404,19 @@ extern "C" int ck__attention_tokens_fa3(ck_backend *be, const ck_tensor *y, cons
     const int64_t B = qkv->shape[0], T = ck_tensor_numel(qkv) / (B * C3);
     CK_ASSERT(C3 == 3 * C && C == heads * HD && ck_tensor_last(y) == C && ck_tensor_numel(y) == B * T * C);
     const int env = ck__attn_env_variant();
-    if ((qkv->dtype != CK_DTYPE_F16 && qkv->dtype != CK_DTYPE_BF16) || (HD != 56 && HD != 64) || T < g_fa3_tokens_min ||
+    if ((qkv->dtype != CK_DTYPE_F16 && qkv->dtype != CK_DTYPE_BF16) || (HD != 56 && HD != 64) || T < ck__tokens_min() ||
         T > INT32_MAX || (env > 0 && env != CK_ATTN_FA3) || (C * 2) % 16)
         return 0;
+    const int     per_image = qkv->dtype == CK_DTYPE_F16 && ck__attn_fp8_wanted();
+    const int64_t nimg = per_image ? 1 : B; /* images per launch */
     ck__attn_args a;
-    a.G = heads, a.Tq = a.Tk = (int)T, a.HD = 64, a.scale = scale;
+    a.G = nimg * heads, a.gpi = heads, a.Tq = a.Tk = (int)T, a.HD = 64, a.scale = scale;
     a.stream  = ck_cuda_stream(be);
     a.scratch = ck_cuda_scratch(be, &a.scratch_bytes);
     a.q_rs = a.kv_rs = C3, a.q_gs = a.kv_gs = HD, a.in_cols = (int)HD;
     a.o_rs = C, a.o_gs = HD, a.o_cols = (int)HD;
     const size_t es = 2;
-    for (int64_t b = 0; b < B; b++) {
+    for (int64_t b = 0; b < B; b += nimg) {
         const uint8_t *src = (const uint8_t *)qkv->data + (size_t)(b * T * C3) * es;
         a.q = src, a.k = src + (size_t)C * es, a.v = src + (size_t)(2 * C) * es;
         a.o = (uint8_t *)y->data + (size_t)(b * T * C) * es;

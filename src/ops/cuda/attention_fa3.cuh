@@ -154,13 +154,13 @@ constexpr int kPartRow = 66; /* floats per row of a key split's partial result: 
 template <typename T>
 __global__ void __launch_bounds__(256)
     fa3_combine_kernel(T *__restrict__ O, int64_t o_rs, int64_t o_gs, int o_cols, const float *__restrict__ part,
-                       int Tq, int nqb, int BQ, int tile0,
+                       int Tq, int nqb, int gpi, int BQ, int tile0,
                        int ntiles, int nsplit, float sl2) {
     const int64_t row = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
     const int     lane = threadIdx.x & 31;
     if (row >= (int64_t)ntiles * BQ) return;
     const int j = (int)(row / BQ), r = (int)(row - (int64_t)j * BQ), tile = tile0 + j;
-    const int g = tile / nqb, q = (tile - g * nqb) * BQ + r;
+    const int g = tile / nqb, q = (tile - g * nqb) * BQ + r, b = g / gpi;
     if (q >= Tq) return;
     const float *p0 = part + ((int64_t)j * nsplit * BQ + r) * kPartRow; /* split s at + s·BQ rows */
     float        M  = -INFINITY;
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(256)
         a1              = fmaf(w, ov.y, a1);
     }
     const float inv = 1.0f / den;
-    if (2 * lane < o_cols) reinterpret_cast<uint32_t *>(O + g * o_gs + q * o_rs)[lane] = ck__pack2<T>(a0 * inv, a1 * inv);
+    if (2 * lane < o_cols) reinterpret_cast<uint32_t *>(O + (g - b * gpi) * o_gs + ((int64_t)b * Tq + q) * o_rs)[lane] = ck__pack2<T>(a0 * inv, a1 * inv);
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
@@ -191,21 +191,22 @@ __device__ __forceinline__ void init_barriers(uint32_t bar_q, uint32_t bar_k, ui
     mbar_init_fence();
 }
 
-/* The producer thread: the NC query boxes (q_bytes each, q_stride apart) once, then the K and V tiles of keys
- * kb … kb + nkt − 1 through the NS-stage ring, a stage refilled once every consumer warp has released it. V's box
- * starts at (0, key) in row-major V, at (key, 0) in a transposed copy (VT). */
+/* The producer thread: the NC query boxes (q_bytes each, q_stride apart; rows from q0) once, then the K and V tiles
+ * of keys kb … kb + nkt − 1 (map rows from key0 + kb·kBK) through the NS-stage ring, a stage refilled once every
+ * consumer warp has released it. V's box starts at (0, key) in row-major V, at (key, 0) in a transposed copy (VT). */
 template <int NC, int NS, bool VT>
 __device__ __forceinline__ void produce(const CUtensorMap *tq, const CUtensorMap *tk, const CUtensorMap *tv,
                                         uint32_t q_addr, uint32_t q_stride, uint32_t q_bytes, uint32_t k_addr,
                                         uint32_t k_bytes, uint32_t v_addr, uint32_t v_bytes, uint32_t bar_q,
-                                        uint32_t bar_k, uint32_t bar_v, uint32_t bar_e, int q0, int g, int kb, int nkt) {
+                                        uint32_t bar_k, uint32_t bar_v, uint32_t bar_e, int q0, int g, int kb, int nkt,
+                                        int key0) {
     tma_prefetch_map(tq);
     tma_prefetch_map(tk);
     tma_prefetch_map(tv);
     mbar_expect_tx(bar_q, NC * q_bytes);
     for (int c = 0; c < NC; c++) tma_load_3d(q_addr + c * q_stride, tq, bar_q, 0, q0 + 64 * c, g);
     for (int t = 0; t < nkt; t++) {
-        const int s = t % NS, key = (kb + t) * kBK;
+        const int s = t % NS, key = key0 + (kb + t) * kBK;
         if (t >= NS) mbar_wait(bar_e + 8 * s, (uint32_t)((t / NS - 1) & 1));
         mbar_expect_tx(bar_k + 8 * s, k_bytes);
         tma_load_3d(k_addr + s * k_bytes, tk, bar_k + 8 * s, 0, key, g);
@@ -237,7 +238,7 @@ template <typename T, int NC, int NS, int EMU, int PP>
 __global__ void __launch_bounds__((NC + 1) * 128, 1)
     attention_fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                          const __grid_constant__ CUtensorMap tv, T *__restrict__ O, int64_t o_rs, int64_t o_gs,
-                         int o_cols, int Tq, int Tk, int nqb,
+                         int o_cols, int Tq, int Tk, int nqb, int gpi,
                          float sl2, int tile0, int nsplit, float *__restrict__ part) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
     using L = Layout<NC, NS>;
@@ -253,6 +254,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     /* block -> (query tile, split of its keys); tiles of a group are adjacent, so they share K/V in L2 */
     const int tile = tile0 + (int)(blockIdx.x / (unsigned)nsplit), split = (int)(blockIdx.x % (unsigned)nsplit);
     const int g = tile / nqb, q0 = (tile - g * nqb) * 64 * NC;
+    const int b = g / gpi, h = g - b * gpi; /* image b's rows follow image b − 1's in the maps (ck__attn_args) */
     const int nkt_all = (Tk + kBK - 1) / kBK;
     const int kb = split * nkt_all / nsplit, nkt = (split + 1) * nkt_all / nsplit - kb; /* key tiles kb.. */
 
@@ -266,7 +268,8 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
         regs_dec<24>();
         if (warp == 0 && lane == 0)
             produce<NC, NS, false>(&tq, &tk, &tv, sbase + L::q_off, L::q_bytes, L::q_bytes, sbase + L::k_off, L::kv_bytes,
-                                   sbase + L::v_off, L::kv_bytes, bar_q, bar_k, bar_v, bar_e, q0, g, kb, nkt);
+                                   sbase + L::v_off, L::kv_bytes, bar_q, bar_k, bar_v, bar_e, b * Tq + q0, h, kb, nkt,
+                                   b * Tk);
         return;
     }
 
@@ -362,7 +365,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     /* every wgmma of this warpgroup that read its Q tile has completed: the tile becomes the output staging,
      * each warp writing and then reading only its own 16 rows */
     const int row_base = q0 + 64 * c;
-    ck__store_o<T, 64, 1>(O + g * o_gs + (int64_t)row_base * o_rs, reinterpret_cast<uint4 *>(base + L::q_off + c * L::q_bytes),
+    ck__store_o<T, 64, 1>(O + h * o_gs + ((int64_t)b * Tq + row_base) * o_rs, reinterpret_cast<uint4 *>(base + L::q_off + c * L::q_bytes),
                           warp * 16, Tq - row_base, o, l, lane, o_rs, o_cols / 8);
 #else
     __trap(); /* never launched: the launcher's readiness check sees no marker in this image */

@@ -206,7 +206,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
         regs_dec<24>();
         if (warp == 0 && lane == 0)
             produce<NC, NS, true>(&tq, &tk, &tv, sbase + L::q_off, L::q_bytes, L::q_load, sbase + L::k_off, L::k_bytes,
-                                  sbase + L::v_off, L::v_bytes, bar_q, bar_k, bar_v, bar_e, q0, g, kb, nkt);
+                                  sbase + L::v_off, L::v_bytes, bar_q, bar_k, bar_v, bar_e, q0, g, kb, nkt, 0);
         return;
     }
 
