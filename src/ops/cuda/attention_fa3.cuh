@@ -179,16 +179,22 @@ __global__ void __launch_bounds__(256)
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
-/* The block's barriers: q full, then per stage K full, V full and empty (one arrival per consumer warp). */
+/* The block's start: thread 0 keeps the readiness marker and sets up the barriers (q full, then per stage K full,
+ * V full and empty, one arrival per consumer warp); every thread waits for them. */
 template <int NC, int NS>
-__device__ __forceinline__ void init_barriers(uint32_t bar_q, uint32_t bar_k, uint32_t bar_v, uint32_t bar_e) {
-    mbar_init(bar_q, 1);
-    for (int s = 0; s < NS; s++) {
-        mbar_init(bar_k + 8 * s, 1);
-        mbar_init(bar_v + 8 * s, 1);
-        mbar_init(bar_e + 8 * s, NC * 4); /* lane 0 of every consumer warp */
+__device__ __forceinline__ void start_block(void *marker, uint32_t bar_q, uint32_t bar_k, uint32_t bar_v,
+                                            uint32_t bar_e) {
+    if (threadIdx.x == 0) {
+        ck__keep_smem(marker);
+        mbar_init(bar_q, 1);
+        for (int s = 0; s < NS; s++) {
+            mbar_init(bar_k + 8 * s, 1);
+            mbar_init(bar_v + 8 * s, 1);
+            mbar_init(bar_e + 8 * s, NC * 4); /* lane 0 of every consumer warp */
+        }
+        mbar_init_fence();
     }
-    mbar_init_fence();
+    __syncthreads();
 }
 
 /* The producer thread: the NC query boxes (q_bytes each, q_stride apart; rows from q0) once, then the K and V tiles
@@ -232,51 +238,58 @@ __device__ __forceinline__ void write_partials(float *pb, int warp, int lane, co
         if ((lane & 3) == 0) *reinterpret_cast<float2 *>(pr + 64) = make_float2(m[0][h] * m_scale, lt);
     }
 }
-#endif
 
-template <typename T, int NC, int NS, int EMU, int PP>
-__global__ void __launch_bounds__((NC + 1) * 128, 1)
-    attention_fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
-                         const __grid_constant__ CUtensorMap tv, T *__restrict__ O, int64_t o_rs, int64_t o_gs,
-                         int o_cols, int Tq, int Tk, int nqb, int gpi,
-                         float sl2, int tile0, int nsplit, float *__restrict__ part) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
-    using L = Layout<NC, NS>;
-    constexpr int NB = kBK / 8; /* n-tiles of S */
-    __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
-    uint8_t       *raw      = ck__dyn_smem();
-    const uint32_t raw_addr = ck__smem_addr(raw);
-    uint8_t       *base     = raw + ((1024 - (raw_addr & 1023)) & 1023); /* swizzled tiles: 1024-byte aligned */
-    const uint32_t sbase    = ck__smem_addr(base);
-    const uint32_t bar_q = sbase + L::bar_off, bar_k = bar_q + 8, bar_v = bar_k + 8 * NS, bar_e = bar_v + 8 * NS;
-
-    const int tid = threadIdx.x, wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31;
-    /* block -> (query tile, split of its keys); tiles of a group are adjacent, so they share K/V in L2 */
+/* A block's share of a launch: query tile (rows q0 … q0 + BQ − 1 of group g) and, of that tile's split, key tiles
+ * kb … kb + nkt − 1. Tiles of a group are adjacent, so they share K/V in L2. */
+struct Work {
+    int g, q0, kb, nkt;
+};
+__device__ __forceinline__ Work block_work(int tile0, int nsplit, int nqb, int BQ, int Tk) {
     const int tile = tile0 + (int)(blockIdx.x / (unsigned)nsplit), split = (int)(blockIdx.x % (unsigned)nsplit);
-    const int g = tile / nqb, q0 = (tile - g * nqb) * 64 * NC;
-    const int b = g / gpi, h = g - b * gpi; /* image b's rows follow image b − 1's in the maps (ck__attn_args) */
+    Work      w;
+    w.g               = tile / nqb;
+    w.q0              = (tile - w.g * nqb) * BQ;
     const int nkt_all = (Tk + kBK - 1) / kBK;
-    const int kb = split * nkt_all / nsplit, nkt = (split + 1) * nkt_all / nsplit - kb; /* key tiles kb.. */
+    w.kb              = split * nkt_all / nsplit;
+    w.nkt             = (split + 1) * nkt_all / nsplit - w.kb;
+    return w;
+}
 
-    if (tid == 0) {
-        ck__keep_smem(marker);
-        init_barriers<NC, NS>(bar_q, bar_k, bar_v, bar_e);
+/* The float16 kernel's MMA forms (Ops of consume): S = Q·Kᵀ on four m64n128k16 steps, both operands from 128-byte
+ * swizzled shared memory; O += P·V on eight m64n64k16 steps with P from registers. */
+template <typename T> struct Fp16Ops {
+    using PA                        = uint32_t[kBK / 16][1][4];
+    static constexpr int k_bytes    = kBK * 128, v_bytes = kBK * 128;
+    __device__ __forceinline__ static void fence(float (&sf)[kBK / 2], float (&of)[32], PA &pa) {
+        operand_fence(sf, of, pa);
     }
-    __syncthreads();
-
-    if (wg == 0) { /* producer */
-        regs_dec<24>();
-        if (warp == 0 && lane == 0)
-            produce<NC, NS, false>(&tq, &tk, &tv, sbase + L::q_off, L::q_bytes, L::q_bytes, sbase + L::k_off, L::kv_bytes,
-                                   sbase + L::v_off, L::kv_bytes, bar_q, bar_k, bar_v, bar_e, b * Tq + q0, h, kb, nkt,
-                                   b * Tk);
-        return;
+    __device__ __forceinline__ static void issue_s(float (&sf)[kBK / 2], uint32_t qaddr, uint32_t kaddr) {
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            ck__wgmma_ss128<T>(sf, ck__desc_sw128(qaddr + ks * 32), ck__desc_sw128(kaddr + ks * 32), ks > 0);
+        ck__wgmma_commit();
     }
+    __device__ __forceinline__ static void issue_pv(float (&of)[32], PA &pa, uint32_t vaddr) {
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; kk++) ck__wgmma_64<T, 1>(of, pa[kk][0], ck__desc_sw128(vaddr + kk * 2048), 1);
+        ck__wgmma_commit();
+    }
+    __device__ __forceinline__ static void pack(PA &pa, const float (&s)[1][kBK / 8][4]) {
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; kk++) ck__pack_p<T, 1, kBK / 8>(pa[kk], s, kk);
+    }
+};
 
-    /* consumers */
-    regs_inc<NC == 2 ? 240 : 160>();
-    const int      c     = wg - 1;
-    const uint32_t qaddr = sbase + L::q_off + c * L::q_bytes, kaddr = sbase + L::k_off, vaddr = sbase + L::v_off;
+/* A consumer warpgroup's pass over key tiles kb … kb + nkt − 1 (shared by the float16 and FP8 kernels, which
+ * differ only in Ops' MMA forms and P packing): S(t) = Q·K(t)ᵀ is issued with P(t−1)·V(t−1), the online softmax
+ * of S(t) runs while that P·V does, and each stage is released once its V is read. With PP the NC warpgroups take
+ * turns issuing (named barriers 1 … NC in a ring), so one's softmax overlaps the others' MMAs. Leaves the
+ * unnormalized O, the row max m (units of S) and the row sums l. */
+template <class Ops, int NC, int NS, int EMU, int PP>
+__device__ __forceinline__ void consume(int c, int lane, uint32_t qaddr, uint32_t kaddr, uint32_t vaddr, uint32_t bar_q,
+                                        uint32_t bar_k, uint32_t bar_v, uint32_t bar_e, int kb, int nkt, int Tk,
+                                        float sl2, float (&o)[1][8][4], float (&m)[1][2], float (&l)[1][2]) {
+    constexpr int NB = kBK / 8; /* n-tiles of S */
     /* ping-pong ring: warpgroup c issues after barrier 1+c, then opens 1+(c+1)%NC */
     const int my_bar = 1 + c, next_bar = 1 + (c + 1) % NC;
     if (PP && c == NC - 1) bar_arrive(1); /* the first turn is consumer 0's */
@@ -290,51 +303,37 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
         if (PP && !(c == NC - 1 && turns_left == 0)) bar_arrive(next_bar);
     };
 
-    float    s[1][NB][4], o[1][8][4], m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}}, corr[1][2];
-    uint32_t pa[kBK / 16][1][4] = {}; /* written before its first use as an operand; zeroed for the fence */
+    float        s[1][NB][4], corr[1][2];
+    typename Ops::PA pa = {}; /* written before its first use as an operand; zeroed for the fence */
     float(&sf)[NB * 4] = reinterpret_cast<float(&)[NB * 4]>(s);
     float(&of)[32]     = reinterpret_cast<float(&)[32]>(o);
 #pragma unroll
     for (int i = 0; i < 32; i++) of[i] = 0.0f;
-
-    /* S = Q·K(stage)ᵀ and O += P·V(stage), each one committed group */
-    auto issue_s = [&](int stage) {
-#pragma unroll
-        for (int ks = 0; ks < 4; ks++)
-            ck__wgmma_ss128<T>(sf, ck__desc_sw128(qaddr + ks * 32), ck__desc_sw128(kaddr + stage * L::kv_bytes + ks * 32),
-                           ks > 0);
-        ck__wgmma_commit();
-    };
-    auto issue_pv = [&](int stage) {
-#pragma unroll
-        for (int kk = 0; kk < kBK / 16; kk++)
-            ck__wgmma_64<T, 1>(of, pa[kk][0], ck__desc_sw128(vaddr + stage * L::kv_bytes + kk * 2048), 1);
-        ck__wgmma_commit();
-    };
+    m[0][0] = m[0][1] = -INFINITY;
+    l[0][0] = l[0][1] = 0.0f;
 
     mbar_wait(bar_q, 0);
     mbar_wait(bar_k, 0);
     turn_begin();
-    operand_fence(sf, of, pa);
+    Ops::fence(sf, of, pa);
     ck__wgmma_fence();
-    issue_s(0);
+    Ops::issue_s(sf, qaddr, kaddr);
     turn_end();
     ck__wgmma_wait<0>();
     ck__reg_fence(sf);
     if ((kb + 1) * kBK > Tk) ck__mask_keys<1, NB>(s, Tk - kb * kBK, lane);
     softmax_tile<NB, EMU>(s, m, l, corr, sl2); /* O is still zero: no rescale */
-#pragma unroll
-    for (int kk = 0; kk < kBK / 16; kk++) ck__pack_p<T, 1, NB>(pa[kk], s, kk);
+    Ops::pack(pa, s);
 
     for (int t = 1; t < nkt; t++) {
         const int st = t % NS, sp = (t - 1) % NS;
         mbar_wait(bar_k + 8 * st, (uint32_t)((t / NS) & 1));
         mbar_wait(bar_v + 8 * sp, (uint32_t)(((t - 1) / NS) & 1));
         turn_begin();
-        operand_fence(sf, of, pa);
+        Ops::fence(sf, of, pa);
         ck__wgmma_fence();
-        issue_s(st);
-        issue_pv(sp);
+        Ops::issue_s(sf, qaddr, kaddr + st * Ops::k_bytes);
+        Ops::issue_pv(of, pa, vaddr + sp * Ops::v_bytes);
         turn_end();
         ck__wgmma_wait<1>(); /* S(t) has landed; P(t-1)·V(t-1) may still run */
         ck__reg_fence(sf);
@@ -344,20 +343,58 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
         ck__reg_fence(of);
         if (lane == 0) mbar_arrive(bar_e + 8 * sp);
         if (moved) ck__rescale_o<1, 8>(o, corr);
-#pragma unroll
-        for (int kk = 0; kk < kBK / 16; kk++) ck__pack_p<T, 1, NB>(pa[kk], s, kk);
+        Ops::pack(pa, s);
     }
-    {
-        const int sp = (nkt - 1) % NS;
-        mbar_wait(bar_v + 8 * sp, (uint32_t)(((nkt - 1) / NS) & 1));
-        turn_begin();
-        operand_fence(sf, of, pa);
-        ck__wgmma_fence();
-        issue_pv(sp);
-        turn_end();
-        ck__wgmma_wait<0>();
-        ck__reg_fence(of);
+    const int sp = (nkt - 1) % NS;
+    mbar_wait(bar_v + 8 * sp, (uint32_t)(((nkt - 1) / NS) & 1));
+    turn_begin();
+    Ops::fence(sf, of, pa);
+    ck__wgmma_fence();
+    Ops::issue_pv(of, pa, vaddr + sp * Ops::v_bytes);
+    turn_end();
+    ck__wgmma_wait<0>();
+    ck__reg_fence(of);
+}
+#endif
+
+template <typename T, int NC, int NS, int EMU, int PP>
+__global__ void __launch_bounds__((NC + 1) * 128, 1)
+    attention_fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
+                         const __grid_constant__ CUtensorMap tv, T *__restrict__ O, int64_t o_rs, int64_t o_gs,
+                         int o_cols, int Tq, int Tk, int nqb, int gpi,
+                         float sl2, int tile0, int nsplit, float *__restrict__ part) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
+    using L = Layout<NC, NS>;
+    static_assert(L::kv_bytes == Fp16Ops<T>::k_bytes, "the ring's stage size");
+    __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
+    uint8_t       *raw      = ck__dyn_smem();
+    const uint32_t raw_addr = ck__smem_addr(raw);
+    uint8_t       *base     = raw + ((1024 - (raw_addr & 1023)) & 1023); /* swizzled tiles: 1024-byte aligned */
+    const uint32_t sbase    = ck__smem_addr(base);
+    const uint32_t bar_q = sbase + L::bar_off, bar_k = bar_q + 8, bar_v = bar_k + 8 * NS, bar_e = bar_v + 8 * NS;
+
+    const int  tid = threadIdx.x, wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31;
+    const Work w = block_work(tile0, nsplit, nqb, 64 * NC, Tk);
+    const int  g = w.g, q0 = w.q0, kb = w.kb, nkt = w.nkt;
+    const int  b = g / gpi, h = g - b * gpi; /* image b's rows follow image b − 1's in the maps (ck__attn_args) */
+
+    start_block<NC, NS>(marker, bar_q, bar_k, bar_v, bar_e);
+
+    if (wg == 0) { /* producer */
+        regs_dec<24>();
+        if (warp == 0 && lane == 0)
+            produce<NC, NS, false>(&tq, &tk, &tv, sbase + L::q_off, L::q_bytes, L::q_bytes, sbase + L::k_off, L::kv_bytes,
+                                   sbase + L::v_off, L::kv_bytes, bar_q, bar_k, bar_v, bar_e, b * Tq + q0, h, kb, nkt,
+                                   b * Tk);
+        return;
     }
+
+    /* consumers */
+    regs_inc<NC == 2 ? 240 : 160>();
+    const int c = wg - 1;
+    float     o[1][8][4], m[1][2], l[1][2];
+    consume<Fp16Ops<T>, NC, NS, EMU, PP>(c, lane, sbase + L::q_off + c * L::q_bytes, sbase + L::k_off, sbase + L::v_off,
+                                         bar_q, bar_k, bar_v, bar_e, kb, nkt, Tk, sl2, o, m, l);
     if (nsplit > 1) { /* a share of the keys: the unnormalized O, m and l of each row, for fa3_combine_kernel */
         write_partials(part + ((int64_t)blockIdx.x * 64 * NC + 64 * c) * kPartRow, warp, lane, o, m, l, 1.0f);
         return;

@@ -138,40 +138,53 @@ template <int NC, int NS> struct LayoutFp8 {
     static constexpr int smem = 1024 + bar_off + 8 * (1 + 3 * NS);
 };
 
-/* every register a wgmma reads or writes settled before wgmma.fence (attention_fa3.cuh operand_fence) */
-__device__ __forceinline__ void operand_fence_fp8(float (&sf)[64], float (&of)[32], uint32_t (&pa)[kBK / 32][4]) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
+/* The FP8 kernel's MMA forms (Ops of attention_fa3.cuh's consume): S = Q·Kᵀ on two m64n128k32 e4m3 steps, both
+ * operands from 64-byte swizzled shared memory; O += P·V on four m64n64k32 steps, P from registers (chunk kk
+ * holds n-tiles 4kk … 4kk + 3 as e4m3 of 448·p), Vᵀ 128-byte swizzled. */
+struct Fp8Ops {
+    using PA                     = uint32_t[kBK / 32][4];
+    static constexpr int k_bytes = kBK * 64, v_bytes = 64 * kBK;
+    /* every register a wgmma reads or writes settled before wgmma.fence (operand_fence) */
+    __device__ __forceinline__ static void fence(float (&sf)[kBK / 2], float (&of)[32], PA &pa) {
 #ifdef CK_ATTN_EMU
-    (void)sf, (void)of, (void)pa;
+        (void)sf, (void)of, (void)pa;
 #else
 #pragma unroll
-    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(sf[i])::"memory");
+        for (int i = 0; i < kBK / 2; i++) asm volatile("" : "+f"(sf[i])::"memory");
 #pragma unroll
-    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(of[i])::"memory");
+        for (int i = 0; i < 32; i++) asm volatile("" : "+f"(of[i])::"memory");
 #pragma unroll
-    for (int i = 0; i < kBK / 32; i++)
+        for (int i = 0; i < kBK / 32; i++)
 #pragma unroll
-        for (int j = 0; j < 4; j++) asm volatile("" : "+r"(pa[i][j])::"memory");
+            for (int j = 0; j < 4; j++) asm volatile("" : "+r"(pa[i][j])::"memory");
 #endif
-}
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
-/* P (the softmax's p of one 128-key tile, S's accumulator layout) as the A operands of the four m64n64k32 steps:
- * chunk kk holds n-tiles 4kk … 4kk + 3; 448·p in e4m3. */
-template <int NB>
-__device__ __forceinline__ void pack_p_fp8(uint32_t (&pa)[kBK / 32][4], const float (&s)[1][NB][4]) {
+    }
+    __device__ __forceinline__ static void issue_s(float (&sf)[kBK / 2], uint32_t qaddr, uint32_t kaddr) {
 #pragma unroll
-    for (int kk = 0; kk < kBK / 32; kk++)
+        for (int ks = 0; ks < 2; ks++)
+            ck__wgmma_fp8_ss128(sf, ck__desc_sw64(qaddr + ks * 32), ck__desc_sw64(kaddr + ks * 32), ks > 0);
+        ck__wgmma_commit();
+    }
+    __device__ __forceinline__ static void issue_pv(float (&of)[32], PA &pa, uint32_t vaddr) {
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const float(&t0)[4] = s[0][4 * kk], (&t1)[4] = s[0][4 * kk + 1];
-            const float(&t2)[4] = s[0][4 * kk + 2], (&t3)[4] = s[0][4 * kk + 3];
-            pa[kk][h] = ck__pack_e4m3x4(kFp8Max * t0[2 * h], kFp8Max * t0[2 * h + 1], kFp8Max * t1[2 * h],
-                                        kFp8Max * t1[2 * h + 1]);
-            pa[kk][2 + h] = ck__pack_e4m3x4(kFp8Max * t2[2 * h], kFp8Max * t2[2 * h + 1], kFp8Max * t3[2 * h],
-                                            kFp8Max * t3[2 * h + 1]);
-        }
-}
-
+        for (int kk = 0; kk < kBK / 32; kk++) ck__wgmma_fp8_rs64(of, pa[kk], ck__desc_sw128(vaddr + kk * 32), 1);
+        ck__wgmma_commit();
+    }
+    __device__ __forceinline__ static void pack(PA &pa, const float (&s)[1][kBK / 8][4]) {
+#pragma unroll
+        for (int kk = 0; kk < kBK / 32; kk++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const float(&t0)[4] = s[0][4 * kk], (&t1)[4] = s[0][4 * kk + 1];
+                const float(&t2)[4] = s[0][4 * kk + 2], (&t3)[4] = s[0][4 * kk + 3];
+                pa[kk][h]     = ck__pack_e4m3x4(kFp8Max * t0[2 * h], kFp8Max * t0[2 * h + 1], kFp8Max * t1[2 * h],
+                                                kFp8Max * t1[2 * h + 1]);
+                pa[kk][2 + h] = ck__pack_e4m3x4(kFp8Max * t2[2 * h], kFp8Max * t2[2 * h + 1], kFp8Max * t3[2 * h],
+                                                kFp8Max * t3[2 * h + 1]);
+            }
+    }
+};
 #endif
 
 template <int NC, int NS, int PP>
@@ -182,7 +195,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
                              int tile0, int nsplit, float *__restrict__ part) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
     using L = LayoutFp8<NC, NS>;
-    constexpr int NB = kBK / 8;
+    static_assert(L::k_bytes == Fp8Ops::k_bytes && L::v_bytes == Fp8Ops::v_bytes, "the ring's stage sizes");
     __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
     uint8_t       *raw      = ck__dyn_smem();
     const uint32_t raw_addr = ck__smem_addr(raw);
@@ -190,17 +203,11 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     const uint32_t sbase    = ck__smem_addr(base);
     const uint32_t bar_q = sbase + L::bar_off, bar_k = bar_q + 8, bar_v = bar_k + 8 * NS, bar_e = bar_v + 8 * NS;
 
-    const int tid = threadIdx.x, wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31;
-    const int tile = tile0 + (int)(blockIdx.x / (unsigned)nsplit), split = (int)(blockIdx.x % (unsigned)nsplit);
-    const int g = tile / nqb, q0 = (tile - g * nqb) * 64 * NC;
-    const int nkt_all = (Tk + kBK - 1) / kBK;
-    const int kb = split * nkt_all / nsplit, nkt = (split + 1) * nkt_all / nsplit - kb;
+    const int  tid = threadIdx.x, wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31;
+    const Work w = block_work(tile0, nsplit, nqb, 64 * NC, Tk);
+    const int  g = w.g, q0 = w.q0, kb = w.kb, nkt = w.nkt;
 
-    if (tid == 0) {
-        ck__keep_smem(marker);
-        init_barriers<NC, NS>(bar_q, bar_k, bar_v, bar_e);
-    }
-    __syncthreads();
+    start_block<NC, NS>(marker, bar_q, bar_k, bar_v, bar_e);
 
     if (wg == 0) { /* producer */
         regs_dec<24>();
@@ -211,86 +218,12 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     }
 
     regs_inc<NC == 2 ? 240 : 160>();
-    const int      c     = wg - 1;
-    const uint32_t qaddr = sbase + L::q_off + c * L::q_bytes, kaddr = sbase + L::k_off, vaddr = sbase + L::v_off;
-    const int      my_bar = 1 + c, next_bar = 1 + (c + 1) % NC;
-    if (PP && c == NC - 1) bar_arrive(1);
-    int  turns_left = nkt + 1;
-    auto turn_begin = [&]() {
-        if (PP) bar_sync(my_bar);
-    };
-    auto turn_end = [&]() {
-        turns_left--;
-        if (PP && !(c == NC - 1 && turns_left == 0)) bar_arrive(next_bar);
-    };
+    const int c = wg - 1;
     /* S in units of the float16 path: the e4m3 products times sq·sk */
     const float sl2g = sl2 * scales[g * 4] * scales[g * 4 + 1], sv = scales[g * 4 + 2];
-
-    float    s[1][NB][4], o[1][8][4], m[1][2] = {{-INFINITY, -INFINITY}}, l[1][2] = {{0.0f, 0.0f}}, corr[1][2];
-    uint32_t pa[kBK / 32][4] = {};
-    float(&sf)[NB * 4] = reinterpret_cast<float(&)[NB * 4]>(s);
-    float(&of)[32]     = reinterpret_cast<float(&)[32]>(o);
-#pragma unroll
-    for (int i = 0; i < 32; i++) of[i] = 0.0f;
-
-    auto issue_s = [&](int stage) {
-#pragma unroll
-        for (int ks = 0; ks < 2; ks++)
-            ck__wgmma_fp8_ss128(sf, ck__desc_sw64(qaddr + ks * 32), ck__desc_sw64(kaddr + stage * L::k_bytes + ks * 32),
-                                ks > 0);
-        ck__wgmma_commit();
-    };
-    auto issue_pv = [&](int stage) {
-#pragma unroll
-        for (int kk = 0; kk < kBK / 32; kk++)
-            ck__wgmma_fp8_rs64(of, pa[kk], ck__desc_sw128(vaddr + stage * L::v_bytes + kk * 32), 1);
-        ck__wgmma_commit();
-    };
-
-    mbar_wait(bar_q, 0);
-    mbar_wait(bar_k, 0);
-    turn_begin();
-    operand_fence_fp8(sf, of, pa);
-    ck__wgmma_fence();
-    issue_s(0);
-    turn_end();
-    ck__wgmma_wait<0>();
-    ck__reg_fence(sf);
-    if ((kb + 1) * kBK > Tk) ck__mask_keys<1, NB>(s, Tk - kb * kBK, lane);
-    softmax_tile<NB, 0>(s, m, l, corr, sl2g);
-    pack_p_fp8<NB>(pa, s);
-
-    for (int t = 1; t < nkt; t++) {
-        const int st = t % NS, sp = (t - 1) % NS;
-        mbar_wait(bar_k + 8 * st, (uint32_t)((t / NS) & 1));
-        mbar_wait(bar_v + 8 * sp, (uint32_t)(((t - 1) / NS) & 1));
-        turn_begin();
-        operand_fence_fp8(sf, of, pa);
-        ck__wgmma_fence();
-        issue_s(st);
-        issue_pv(sp);
-        turn_end();
-        ck__wgmma_wait<1>();
-        ck__reg_fence(sf);
-        if ((kb + t + 1) * kBK > Tk) ck__mask_keys<1, NB>(s, Tk - (kb + t) * kBK, lane);
-        const bool moved = softmax_tile<NB, 0>(s, m, l, corr, sl2g);
-        ck__wgmma_wait<0>();
-        ck__reg_fence(of);
-        if (lane == 0) mbar_arrive(bar_e + 8 * sp);
-        if (moved) ck__rescale_o<1, 8>(o, corr);
-        pack_p_fp8<NB>(pa, s);
-    }
-    {
-        const int sp = (nkt - 1) % NS;
-        mbar_wait(bar_v + 8 * sp, (uint32_t)(((nkt - 1) / NS) & 1));
-        turn_begin();
-        operand_fence_fp8(sf, of, pa);
-        ck__wgmma_fence();
-        issue_pv(sp);
-        turn_end();
-        ck__wgmma_wait<0>();
-        ck__reg_fence(of);
-    }
+    float       o[1][8][4], m[1][2], l[1][2];
+    consume<Fp8Ops, NC, NS, 0, PP>(c, lane, sbase + L::q_off + c * L::q_bytes, sbase + L::k_off, sbase + L::v_off, bar_q,
+                                   bar_k, bar_v, bar_e, kb, nkt, Tk, sl2g, o, m, l);
     /* O·sv / (448·l): the row sums take the factor, so the key-split merge is unchanged */
 #pragma unroll
     for (int h = 0; h < 2; h++) l[0][h] *= kFp8Max / sv;
