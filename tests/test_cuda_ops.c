@@ -378,8 +378,8 @@ static void test_scatter(int64_t B, int64_t H, int64_t W, int heads, int64_t HD,
     tp_free(&o), tp_free(&y);
 }
 
-/* attention_qkv against the CPU. Global (win_h = 0: one H×W window): T >= 4096 with HDp 64 takes the direct FA3
- * path on Hopper (no gather or scatter), the rest the composition. Windowed (mask units, q-pooled or not): the
+/* attention_qkv against the CPU. Global (win_h = 0: one H×W window): T >= 4096 (ck__attention_tokens_min) with HDp
+ * 64 takes the direct FA3 path on Hopper (no gather or scatter), the rest the composition. Windowed (mask units, q-pooled or not): the
  * windowed kernel wherever it serves the shape (16-bit, HD 32/56/64, at most 64 keys), else the composition.
  * The composition's buffers start as garbage on both sides. */
 static void test_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64_t HD, int64_t HDp, int win_h,
@@ -404,7 +404,8 @@ static void test_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64
     int direct = 0, expect = 0;
     tpair y2 = TP(K_ACT, F_OUT, 0, 0, B, H / pool, W / pool, heads * HD);
     if (global && HDp == 64 && g_gpu->act_dtype != CK_DTYPE_F32) {
-        expect = ck__attention_cuda_variant(g_gpu, &o.d, &q.d, &k.d, &v.d, scale, CK_ATTN_FA3) == CK_ATTN_FA3 && T >= 4096;
+        expect = ck__attention_cuda_variant(g_gpu, &o.d, &q.d, &k.d, &v.d, scale, CK_ATTN_FA3) == CK_ATTN_FA3 &&
+                 T >= ck__attention_tokens_min();
         direct = ck__attention_tokens_fa3(g_gpu, &y2.d, &qkv.d, heads, scale);
     } else if (!global) {
         expect = g_gpu->act_dtype != CK_DTYPE_F32 && (HD == 32 || HD == 56 || HD == 64) && T <= 64;
@@ -869,6 +870,13 @@ static void test_op_attention_qkv(void) {
     test_attention_qkv(2, 48, 100, 3, 56, 64, 0, 0, 0); /* two images of 4800 tokens (a partial last key tile) */
     test_attention_qkv(1, 64, 64, 2, 56, 56, 0, 0, 0);  /* pad64 off: the composition */
     test_attention_qkv(1, 16, 16, 4, 56, 64, 0, 0, 0);  /* short rows: the composition */
+#ifdef CK_HAVE_CUDA
+    /* a batch straight from qkv in one launch (each image's last query and key tiles run into the next image's
+     * rows): the path's threshold lowered to these 1023-row images */
+    ck__attention_tokens_min_set(1000);
+    test_attention_qkv(4, 31, 33, 8, 56, 64, 0, 0, 0);
+    ck__attention_tokens_min_set(0);
+#endif
     if (g_gpu->act_dtype == CK_DTYPE_F16) {
         test_attention_qkv_fp8(1, 64, 64, 2);  /* the FP8 option: 4096 tokens */
         test_attention_qkv_fp8(2, 48, 100, 3); /* two images, a partial last key tile */

@@ -1388,7 +1388,7 @@ extern "C" void ck_attention_cuda(ck_backend *be, const ck_tensor *o, const ck_t
  * own choice would take FA3 on the gathered rows (16-bit, sm_90a, T >= 4096 or CK_ATTN_TOKENS_MIN, HD 56 or 64,
  * 16-byte strides, CK_ATTN_VARIANT unset or fa3); returns 0, enqueueing nothing, anywhere else. The FP8 option
  * keeps one launch per image (its copies are per group). */
-static int ck__tokens_min(void) {
+extern "C" int ck__attention_tokens_min(void) {
     static int env = -2;
     if (env == -2) {
         const char *e = getenv("CK_ATTN_TOKENS_MIN");
@@ -1397,6 +1397,8 @@ static int ck__tokens_min(void) {
     return env > 0 ? env : g_fa3_tokens_min;
 }
 
+extern "C" void ck__attention_tokens_min_set(int rows) { g_fa3_tokens_min = rows > 0 ? rows : 4096; }
+
 extern "C" int ck__attention_tokens_fa3(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads,
                                         float scale) {
     CK_ASSERT(qkv->ndim >= 2 && y->ndim == qkv->ndim && heads >= 1 && qkv->dtype == y->dtype);
@@ -1404,7 +1406,7 @@ extern "C" int ck__attention_tokens_fa3(ck_backend *be, const ck_tensor *y, cons
     const int64_t B = qkv->shape[0], T = ck_tensor_numel(qkv) / (B * C3);
     CK_ASSERT(C3 == 3 * C && C == heads * HD && ck_tensor_last(y) == C && ck_tensor_numel(y) == B * T * C);
     const int env = ck__attn_env_variant();
-    if ((qkv->dtype != CK_DTYPE_F16 && qkv->dtype != CK_DTYPE_BF16) || (HD != 56 && HD != 64) || T < ck__tokens_min() ||
+    if ((qkv->dtype != CK_DTYPE_F16 && qkv->dtype != CK_DTYPE_BF16) || (HD != 56 && HD != 64) || T < ck__attention_tokens_min() ||
         T > INT32_MAX || (env > 0 && env != CK_ATTN_FA3) || (C * 2) % 16)
         return 0;
     const int     per_image = qkv->dtype == CK_DTYPE_F16 && ck__attn_fp8_wanted();
