@@ -18,6 +18,7 @@
  * Without a GPU (or without CUDA in the build) it prints "SKIP: ..." and exits 77 (ctest: skipped). */
 #include "ops/backend.h"
 #include "harness.h"
+#include "model/model.h"
 #include "ops/ops.h"
 #ifdef CK_HAVE_CUDA
 #include "ops/cuda/attention.h" /* the attention_qkv case checks the op against its direct path */
@@ -964,6 +965,62 @@ static void test_op_copy_rect(void) {
     test_copy_rect(1, 70, 90, 40, 24, 16, 0, 0, 30, 66, 40, 24);   /* a clamped tile at the corner, 16 ch */
     test_copy_rect(2, 9, 11, 10, 12, 3, 1, 2, 4, 5, 5, 6);         /* batch of two, 3 channels */
     test_copy_rect(1, 5, 5, 5, 5, 1, 4, 4, 0, 0, 1, 1);            /* one element */
+}
+
+/* space_to_depth against the CPU: a copy, so the device's values equal the CPU's exactly (zeros included). */
+static void test_space_to_depth(int64_t B, int64_t H, int64_t W, int64_t C, int k, int lead, int64_t Hy, int64_t Wy) {
+    char what[128];
+    snprintf(what, sizeof what, "space_to_depth %lldx%lldx%lldx%lld k%d lead %d -> %lldx%lld", (long long)B,
+             (long long)H, (long long)W, (long long)C, k, lead, (long long)Hy, (long long)Wy);
+    tpair x = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, H, W, C);
+    tpair y = TP(K_ACT, F_OUT, 0, 0, B, Hy, Wy, (int64_t)k * k * C);
+    ck_space_to_depth(&g_exc, &y.c, &x.c, k, lead);
+    ck_space_to_depth(&g_exg, &y.d, &x.d, k, lead);
+    float *got = malloc(y.n * sizeof(float));
+    CK_ASSERT(got);
+    const int guard_ok = tp_fetch(&y, got);
+    size_t    bad = 0, zeros = 0;
+    for (size_t i = 0; i < y.n; i++) {
+        bad += got[i] != ((const float *)y.c.data)[i];
+        zeros += got[i] == 0.0f;
+    }
+    /* every block row of the first block row and column lies in the padding: zeros, and not all of y */
+    const int ok = guard_ok && bad == 0 && zeros > 0 && zeros < y.n;
+    CHECK_MSG(ok, "[%s] %s: %zu of %zu differ, %zu zeros, guard %s", g_prec_name, what, bad, y.n, zeros,
+              guard_ok ? "intact" : "overwritten");
+    printf("%s [%s] %s\n", ok ? "OK    " : "NOT OK", g_prec_name, what);
+    free(got);
+    tp_free(&x), tp_free(&y);
+}
+
+/* The patch embedding as model/hiera.c runs it with CK_PATCH_S2D=1 (space_to_depth, then the 2×2 convolution with
+ * ck_patch_weight_s2d's kernel) on the device, against the CPU's 7×7 stride-4 convolution: the same products, so
+ * within the convolution's own tolerance. */
+static void test_patch_s2d(int64_t B, int64_t S, int64_t OC) {
+    char what[96];
+    snprintf(what, sizeof what, "patch embedding %lldx%lldx%lldx4 as 4x4 blocks ->%lld", (long long)B, (long long)S,
+             (long long)S, (long long)OC);
+    tpair x  = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, S, S, 4);
+    tpair w  = TP(K_W, F_RAND, 1.0f / sqrtf(196.0f), 0.0f, OC, 4, 7, 7);
+    tpair w2 = TP(K_W, F_OUT, 0, 0, OC, 64, 2, 2);
+    tpair b  = TP(K_VEC, F_RAND, 0.5f, 0.0f, OC);
+    tpair bl = TP(K_ACT, F_OUT, 0, 0, B, S / 4 + 1, S / 4 + 1, 64);
+    tpair y  = TP(K_ACT, F_OUT, 0, 0, B, S / 4, S / 4, OC);
+    ck_patch_weight_s2d((float *)w2.c.data, (const float *)w.c.data, OC, 4);
+    tp_upload(&w2);
+    ck_conv2d(&g_exc, &y.c, &x.c, &w.c, &b.c, 4, 3, 1);
+    ck_space_to_depth(&g_exg, &bl.d, &x.d, 4, 4);
+    ck_conv2d(&g_exg, &y.d, &bl.d, &w2.d, &b.d, 1, 0, 1);
+    tp_compare(what, &y, 1.0);
+    tp_free(&x), tp_free(&w), tp_free(&w2), tp_free(&b), tp_free(&bl), tp_free(&y);
+}
+
+static void test_op_space_to_depth(void) {
+    test_space_to_depth(1, 64, 64, 4, 4, 4, 17, 17); /* the patch embedding's blocks: whole 16-byte rows */
+    test_space_to_depth(2, 30, 22, 3, 4, 4, 9, 7);   /* 3 channels, ragged edges: value by value */
+    test_space_to_depth(1, 13, 9, 4, 4, 1, 4, 3);    /* blocks straddling the border */
+    test_patch_s2d(1, 64, 112);
+    test_patch_s2d(2, 36, 24);
 }
 
 /* The moments of one row y (W, C) of a map, as conv3x3_gn defines them: per 128-pixel segment and group of

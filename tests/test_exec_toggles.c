@@ -8,7 +8,8 @@
  *  - the fused refiner (CK_REFINER_FUSED=1: GroupNorm moments from the convolutions, GroupNorm 1 applied inside
  *    conv2; on the CPU its reference composition) equals the unfused one, in the keep, slim and banded forwards;
  *  - the LayerNorms folded into the linears after them (CK_LN_LINEAR=1; on the CPU the composition) change
- *    nothing. */
+ *    nothing;
+ *  - the patch embedding as a 2×2 convolution over 4×4 blocks (CK_PATCH_S2D=1) equals the 7×7 stride-4 one. */
 #include "engine/ctx.h"
 #include "harness.h"
 #include "ckey_io.h"
@@ -107,6 +108,19 @@ int main(void) {
         check_close("LayerNorm folded into the linears vs not", got, ref, (size_t)S * S * 4, 0.0, 0.0);
         ck_ctx_free(ctx);
         unsetenv("CK_LN_LINEAR");
+    }
+
+    {
+        ck_ctx *plain = open_ctx(ck, 0, 1, 1);
+        CHECK(plain && run(plain, x, ref));
+        ck_ctx_free(plain);
+        setenv("CK_PATCH_S2D", "1", 1);
+        ck_ctx *ctx = open_ctx(ck, 0, 1, 1);
+        CHECK(ctx && run(ctx, x, got));
+        /* the same products plus zeros, summed in another order: float32 rounding only */
+        check_close("patch embedding over 4x4 blocks vs 7x7 stride 4", got, ref, (size_t)S * S * 4, 2e-6, 0.0);
+        ck_ctx_free(ctx);
+        unsetenv("CK_PATCH_S2D");
     }
 
     ck_ctx *fused = open_ctx(ck, 0, 1, 1), *unfused = open_ctx(ck, 0, 1, 0);

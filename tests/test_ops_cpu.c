@@ -11,6 +11,7 @@
  * small and odd (C not a multiple of 4 or 8, partial windows of tiles, batches of two). */
 #include "ops/backend.h"
 #include "harness.h"
+#include "model/model.h"
 #include "ops/ops.h"
 
 #include <float.h>
@@ -811,6 +812,58 @@ static void test_op_copy_rect(void) {
     case_copy_rect(CK_DTYPE_F32, 2, 9, 11, 10, 12, 3, 1, 2, 4, 5, 5, 6);  /* batch of two, at the source's corner */
     case_copy_rect(CK_DTYPE_F16, 2, 6, 7, 6, 7, 5, 3, 0, 0, 4, 3, 3);     /* 2-byte elements */
     case_copy_rect(CK_DTYPE_F32, 1, 5, 5, 5, 5, 1, 4, 4, 0, 0, 1, 1);     /* one element */
+}
+
+/* ---- space_to_depth: every value where the definition puts it; the patch embedding over 4×4 blocks ---- */
+
+static void case_space_to_depth(int64_t B, int64_t H, int64_t W, int64_t C, int k, int lead, int64_t Hy, int64_t Wy) {
+    char what[128];
+    snprintf(what, sizeof what, "space_to_depth %lldx%lldx%lldx%lld k%d lead %d", (long long)B, (long long)H,
+             (long long)W, (long long)C, k, lead);
+    ck_tensor x = FT(0.0f, 0.0f, B, H, W, C), y = FT(0.0f, -1.0f, B, Hy, Wy, (int64_t)k * k * C);
+    for (size_t i = 0; i < N(x); i++) F(x)[i] = (float)(i + 1); /* each value names its element */
+    ck_space_to_depth(&g_ex, &y, &x, k, lead);
+    int64_t bad = 0, inside = 0;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t j = 0; j < Hy; j++)
+            for (int64_t i = 0; i < Wy; i++)
+                for (int64_t ch = 0; ch < k * k * C; ch++) {
+                    const int64_t dy = ch / (k * C), dx = ch / C % k, c = ch % C;
+                    const int64_t yy = k * j - lead + dy, xx = k * i - lead + dx;
+                    const int     in = yy >= 0 && yy < H && xx >= 0 && xx < W;
+                    const float   want = in ? (float)(((b * H + yy) * W + xx) * C + c + 1) : 0.0f;
+                    inside += in;
+                    bad += F(y)[((b * Hy + j) * Wy + i) * k * k * C + ch] != want;
+                }
+    CHECK_MSG(bad == 0 && inside > 0 && inside < (int64_t)N(y), "%s: %lld wrong, %lld inside of %zu", what,
+              (long long)bad, (long long)inside, N(y));
+    printf("%s %s\n", bad == 0 ? "OK    " : "NOT OK", what);
+    free(x.data), free(y.data);
+}
+
+/* model/hiera.c's CK_PATCH_S2D path: space_to_depth (4, 4) and the 2×2 convolution with ck_patch_weight_s2d's
+ * kernel equal the 7×7 stride-4 padding-3 convolution up to float32 summation order. */
+static void case_patch_s2d(int64_t B, int64_t S, int64_t OC) {
+    char what[96];
+    snprintf(what, sizeof what, "patch embedding %lldx%lldx%lldx4 ->%lld as 4x4 blocks", (long long)B, (long long)S,
+             (long long)S, (long long)OC);
+    ck_tensor x = FT(1.0f, 0.0f, B, S, S, 4), w = FT(1.0f / 14.0f, 0.0f, OC, 4, 7, 7), b = FT(0.5f, 0.0f, OC);
+    ck_tensor w2 = FT(0.0f, 0.0f, OC, 64, 2, 2), bl = FT(0.0f, 0.0f, B, S / 4 + 1, S / 4 + 1, 64);
+    ck_tensor y = FT(0.0f, 0.0f, B, S / 4, S / 4, OC), y2 = FT(0.0f, 0.0f, B, S / 4, S / 4, OC);
+    ck_patch_weight_s2d(F(w2), F(w), OC, 4);
+    ck_conv2d(&g_ex, &y, &x, &w, &b, 4, 3, 1);
+    ck_space_to_depth(&g_ex, &bl, &x, 4, 4);
+    ck_conv2d(&g_ex, &y2, &bl, &w2, &b, 1, 0, 1);
+    check_close(what, F(y2), F(y), N(y), 1e-5, 1e-5);
+    free(x.data), free(w.data), free(b.data), free(w2.data), free(bl.data), free(y.data), free(y2.data);
+}
+
+static void test_op_space_to_depth(void) {
+    case_space_to_depth(1, 16, 16, 4, 4, 4, 5, 5); /* the patch embedding's blocks */
+    case_space_to_depth(2, 30, 22, 3, 4, 4, 9, 7); /* ragged edges */
+    case_space_to_depth(1, 13, 9, 2, 3, 1, 5, 4);  /* 3×3 blocks straddling the border */
+    case_patch_s2d(1, 32, 16);
+    case_patch_s2d(2, 20, 12);
 }
 
 /* ---- conv3x3_gn: the fused refiner convolution, against float64 (act, dilated conv, band, moments) ---- */

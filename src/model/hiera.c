@@ -81,13 +81,30 @@ static ck_tensor hiera_block(ck_exec *ex, const ck_config *cfg, const ck_block_c
     return y;
 }
 
+/* CK_PATCH_S2D=1: the patch embedding as a 2×2 convolution over 4×4 blocks of x (space_to_depth, then
+ * patch_w_s2d: the same products plus exact zeros, summed in another order), so that it runs on the convolution
+ * kernels' 64-channel path instead of a 4-channel 7×7 one; where the backend has the op and the weights the
+ * kernel (a 7×7 stride-4 padding-3 patch embedding), on S a multiple of 4. Read at every forward. */
+static int patch_s2d_wanted(const ck_exec *ex, const ck_weights *w, int64_t S) {
+    const char *e = getenv("CK_PATCH_S2D");
+    return e && !strcmp(e, "1") && ex->be->ext.space_to_depth && w->patch_w_s2d.ndim == 4 && S % 4 == 0;
+}
+
 void ck_hiera_forward(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *x,
                       ck_tensor feats[CK_MAX_STAGES], int keep) {
     /* x: (B, S, S, 4) → patch embed (B, S/4, S/4, C0) + pos_embed, in raster order */
     const int64_t B = x->shape[0], S = cfg->size, G0 = S / 4;
     CK_ASSERT(x->shape[1] == S && x->shape[2] == S && x->shape[3] == cfg->in_chans);
     ck_tensor tok = CK_NEW(ex, B, G0, G0, cfg->embed_dim);
-    ck_conv2d(ex, &tok, x, &w->patch_w, &w->patch_b, cfg->patch_stride, cfg->patch_pad, 1);
+    if (patch_s2d_wanted(ex, w, S)) {
+        const size_t mark = ck_arena_mark(ex->arena);
+        ck_tensor    blocks = CK_NEW(ex, B, G0 + 1, G0 + 1, 16 * cfg->in_chans); /* block j: rows 4j − 4 … 4j − 1 */
+        ck_space_to_depth(ex, &blocks, x, 4, 4);
+        ck_conv2d(ex, &tok, &blocks, &w->patch_w_s2d, &w->patch_b, 1, 0, 1);
+        ck_arena_reset(ex->arena, mark);
+    } else {
+        ck_conv2d(ex, &tok, x, &w->patch_w, &w->patch_b, cfg->patch_stride, cfg->patch_pad, 1);
+    }
     ck_add(ex, &tok, &tok, &w->pos_embed);
 
     int stage_end[CK_MAX_BLOCKS] = {0};

@@ -69,6 +69,7 @@ typedef struct ck_res_w {
 
 typedef struct ck_weights {
     ck_tensor  patch_w, patch_b; /* (C0, 4, 7, 7), (C0) */
+    ck_tensor  patch_w_s2d;      /* (C0, 64, 2, 2): patch_w over 4×4 blocks (ck_patch_weight_s2d), zeros elsewhere */
     ck_tensor  pos_embed;        /* (1, S/4, S/4, C0): resized to the model grid at load */
     ck_block_w blocks[CK_MAX_BLOCKS];
     /* Both decoder heads fused (model_spec §4 exact folds): for feature i (c1..c4),
@@ -101,6 +102,11 @@ void      ck_config_log(const ck_config *cfg);
  * weights): ndim ≤ 4, unused dims 0; is_counter marks BatchNorm's int64 num_batches_tracked. */
 typedef void (*ck_layout_fn)(void *user, const char *name, int ndim, const int64_t shape[4], int is_counter);
 void ck_weights_layout(const ck_config *c, ck_layout_fn fn, void *user);
+
+/* The patch embedding's kernel w (OC, IC, 7, 7) (stride 4, padding 3) as a 2×2 kernel over 4×4 blocks of the input
+ * (space_to_depth with block 4, lead 4): dst (OC, 16·IC, 2, 2), dst[o][(dy·4 + dx)·IC + i][jy][jx] =
+ * w[o][i][4·jy + dy − 1][4·jx + dx − 1], zero where that tap is outside the 7×7 kernel. */
+void ck_patch_weight_s2d(float *dst, const float *w, int64_t OC, int64_t IC);
 
 /* Validates every tensor (name, shape, dtype; missing and unexpected keys reported one per message),
  * converts to fp32, resizes pos_embed, folds the decoders, and uploads once to the backend. */

@@ -386,6 +386,33 @@ static void stage_stem(stager *sg, ck_weights *w, const ck_config *c) {
     stage(sg, &w->stem_w, p, 1, 4, (int64_t[]){Hd, CK_REF_IN, t->shape[2], t->shape[3]});
 }
 
+void ck_patch_weight_s2d(float *dst, const float *w, int64_t OC, int64_t IC) {
+    for (int64_t o = 0; o < OC; o++)
+        for (int64_t dy = 0; dy < 4; dy++)
+            for (int64_t dx = 0; dx < 4; dx++)
+                for (int64_t i = 0; i < IC; i++)
+                    for (int64_t jy = 0; jy < 2; jy++)
+                        for (int64_t jx = 0; jx < 2; jx++) {
+                            const int64_t ky = 4 * jy + dy - 1, kx = 4 * jx + dx - 1;
+                            dst[((o * 16 * IC + (dy * 4 + dx) * IC + i) * 2 + jy) * 2 + jx] =
+                                ky < 0 || kx < 0 ? 0.0f : w[((o * IC + i) * 7 + ky) * 7 + kx];
+                        }
+}
+
+/* patch_w_s2d where the patch embedding is 7×7, stride 4, padding 3 (every Hiera checkpoint's; config.c). */
+static void stage_patch_s2d(stager *sg, ck_weights *w, const ck_config *c) {
+    if (c->patch_kernel != 7 || c->patch_stride != 4 || c->patch_pad != 3) return;
+    int                   owned;
+    const ck_ckpt_tensor *t  = src(sg, "encoder.model.patch_embed.proj.weight");
+    const int64_t         OC = t->shape[0], IC = t->shape[1];
+    float                *s  = to_f32(t, &owned); /* (OC, IC, 7, 7) */
+    float                *p  = malloc(sizeof(float) * (size_t)(OC * 16 * IC * 4));
+    CK_ASSERT(p);
+    ck_patch_weight_s2d(p, s, OC, IC);
+    if (owned) free(s);
+    stage(sg, &w->patch_w_s2d, p, 1, 4, (int64_t[]){OC, 16 * IC, 2, 2});
+}
+
 ck_status ck_weights_load(ck_weights *w, const ck_config *c, const ck_checkpoint *ck, ck_backend *be, ck_err *err) {
     memset(w, 0, sizeof *w);
     table *t = malloc(sizeof *t);
@@ -401,6 +428,7 @@ ck_status ck_weights_load(ck_weights *w, const ck_config *c, const ck_checkpoint
 
     stage_ck(sg, &w->patch_w, src(sg, "encoder.model.patch_embed.proj.weight"), 0, NULL);
     stage_ck(sg, &w->patch_b, src(sg, "encoder.model.patch_embed.proj.bias"), 0, NULL);
+    stage_patch_s2d(sg, w, c);
     stage_pos_embed(sg, w, c);
     for (int i = 0; i < c->num_blocks; i++) {
         ck_block_w *b = &w->blocks[i];

@@ -327,3 +327,13 @@ void ck_layernorm_linear(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, co
     RUNP(ex, act == CK_ACT_GELU ? "layernorm+linear+gelu" : "layernorm+linear",
          ex->be->ext.layernorm_linear(ex->be, y, x, gamma, beta, eps, w, b, act, residual, xn));
 }
+
+void ck_space_to_depth(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, int block, int lead) {
+    CK_ASSERT(ex->be->ext.space_to_depth && "the backend has the optional op space_to_depth");
+    CK_ASSERT(x->ndim == 4 && y->ndim == 4 && y->dtype == x->dtype && x->data != y->data);
+    CK_ASSERT(block >= 1 && block <= 16 && lead >= 0 && lead < 16 * block);
+    CK_ASSERT(y->shape[0] == x->shape[0] && y->shape[3] == (int64_t)block * block * x->shape[3]);
+    CK_ASSERT(y->shape[1] >= 1 && y->shape[2] >= 1 && y->shape[1] * block <= x->shape[1] + 16 * block &&
+              y->shape[2] * block <= x->shape[2] + 16 * block);
+    RUNP(ex, "space_to_depth", ex->be->ext.space_to_depth(ex->be, y, x, block, lead));
+}

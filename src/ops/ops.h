@@ -60,6 +60,7 @@ CK_OP_WRAPPER(ck_groupnorm_stats, groupnorm_stats)
 CK_OP_WRAPPER(ck_copy_rect, copy_rect)
 CK_OP_WRAPPER(ck_conv3x3_gn, conv3x3_gn)
 CK_OP_WRAPPER(ck_gn_moments_stats, gn_moments_stats)
+CK_OP_WRAPPER(ck_space_to_depth, space_to_depth)
 CK_OP_WRAPPER(ck_layernorm_linear, layernorm_linear)
 #undef CK_OP_WRAPPER
 /* conv2d with the same padding on every side. */

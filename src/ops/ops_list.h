@@ -168,12 +168,18 @@
     X(convert)          \
     X(zero)
 
+/* y (B, Hy, Wy, k²·C) = the k×k blocks of x (B, H, W, C) as channels, the block grid shifted `lead` pixels up and
+ * left: y[b, j, i, (dy·k + dx)·C + c] = x[b, k·j − lead + dy, k·i − lead + dx, c], zero outside x. (The patch
+ * embedding's 7×7 stride-4 convolution is a 2×2 one over the 4×4 blocks: model/hiera.c.) */
+#define CK_OP_PARAMS_space_to_depth (const ck_tensor *y, const ck_tensor *x, int block, int lead)
+
 #define CK_OPS_OPTIONAL(X) \
     X(groupnorm_stats)     \
     X(copy_rect)           \
     X(conv3x3_gn)          \
     X(gn_moments_stats)    \
-    X(layernorm_linear)
+    X(layernorm_linear)    \
+    X(space_to_depth)
 
 /* The parameter list (first, <the op's parameters>), e.g. CK_OP_PARAMS_WITH(ck_backend *be, add) is
  * (ck_backend *be, const ck_tensor *y, const ck_tensor *a, const ck_tensor *b). */

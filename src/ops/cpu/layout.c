@@ -122,3 +122,24 @@ void ck_attention_qkv_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *q
     ck_attention_cpu(be, o, q, k, v, scale);
     ck_attn_scatter_cpu(be, y, o, heads, q_pool ? win_h / 2 : win_h, q_pool ? win_w / 2 : win_w);
 }
+
+void ck_space_to_depth_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int block, int lead) {
+    (void)be;
+    const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], C = x->shape[3];
+    const int64_t Hy = y->shape[1], Wy = y->shape[2], k = block;
+    const size_t  es = ck_dtype_size(x->dtype), run = (size_t)C * es; /* one pixel's channels */
+    const uint8_t *X = (const uint8_t *)x->data; /* (B, H, W, C) */
+    uint8_t       *Y = (uint8_t *)y->data;       /* (B, Hy, Wy, k·k·C) */
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < B * Hy; r++) {
+        const int64_t b = r / Hy, j = r % Hy;
+        for (int64_t i = 0; i < Wy; i++)
+            for (int64_t dy = 0; dy < k; dy++)
+                for (int64_t dx = 0; dx < k; dx++) {
+                    const int64_t yy = k * j - lead + dy, xx = k * i - lead + dx;
+                    uint8_t      *dst = Y + (((r * Wy + i) * k + dy) * k + dx) * run;
+                    if (yy < 0 || yy >= H || xx < 0 || xx >= W) memset(dst, 0, run);
+                    else memcpy(dst, X + ((b * H + yy) * W + xx) * run, run);
+                }
+    }
+}

@@ -279,3 +279,55 @@ extern "C" void ck_attention_qkv_cuda(ck_backend *be, const ck_tensor *y, const 
     be->attention(be, o, q, k, v, scale);
     ck_attn_scatter_cuda(be, y, o, heads, q_pool ? win_h / 2 : win_h, q_pool ? win_w / 2 : win_w);
 }
+
+/* space_to_depth: one thread per (b, j, i, dy), the k pixels (k·C values) of one row of one block; 16-byte vectors
+ * where the whole row lies inside x and every such row starts 16-byte aligned (`vec`), else value by value. */
+template <typename T>
+__global__ void space_to_depth_kernel(T *__restrict__ y, const T *__restrict__ x, int H, int W, int C, int Hy, int Wy,
+                                      int k, int lead, int vec, int64_t total) {
+    const int run = k * C; /* values per block row */
+    CK_GRID_STRIDE(n, total) {
+        const int     dy = (int)(n % k);
+        const int64_t p  = n / k; /* (b, j, i) */
+        const int     i  = (int)(p % Wy);
+        const int64_t bj = p / Wy;
+        const int     j  = (int)(bj % Hy);
+        const int64_t b  = bj / Hy;
+        const int     yy = k * j - lead + dy, xx0 = k * i - lead;
+        T            *dst = y + n * run;
+        if (yy < 0 || yy >= H) {
+            for (int e = 0; e < run; e++) dst[e] = ck_stf<T>(0.0f);
+            continue;
+        }
+        const T *src = x + (((int64_t)b * H + yy) * W + xx0) * C;
+        if (vec && xx0 >= 0 && xx0 + k <= W) {
+            for (int e = 0; e < run; e += 16 / (int)sizeof(T))
+                *reinterpret_cast<uint4 *>(dst + e) = *reinterpret_cast<const uint4 *>(src + e);
+            continue;
+        }
+        for (int e = 0; e < run; e++) {
+            const int xx = xx0 + e / C;
+            dst[e]       = xx >= 0 && xx < W ? src[e] : ck_stf<T>(0.0f);
+        }
+    }
+}
+
+template <typename T>
+static void space_to_depth(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, int k, int lead) {
+    const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], C = x->shape[3];
+    const int64_t Hy = y->shape[1], Wy = y->shape[2];
+    CK_ASSERT(H <= 0x7fffffff && W <= 0x7fffffff && C * k <= 0x7fffffff && Hy <= 0x7fffffff && Wy <= 0x7fffffff);
+    const size_t  es  = sizeof(T);
+    const int     vec = (k * C * es) % 16 == 0 && (lead * C * es) % 16 == 0 && (W * C * es) % 16 == 0 &&
+                    ck_aligned(x->data, 16) && ck_aligned(y->data, 16);
+    const int64_t total = B * Hy * Wy * k;
+    space_to_depth_kernel<T><<<ck_grid_for(cu, total, 256), 256, 0, cu->stream>>>(
+        (T *)y->data, (const T *)x->data, (int)H, (int)W, (int)C, (int)Hy, (int)Wy, k, lead, vec, total);
+    CK_KERNEL_CHECK(cu);
+}
+
+extern "C" void ck_space_to_depth_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, int block, int lead) {
+    ck_cuda *cu = ck_cuda_of(be);
+    CK_ASSERT(ck_is_float_dtype(x->dtype) && y->dtype == x->dtype);
+    CK_DISPATCH_FLOAT(x->dtype, T, space_to_depth<T>(cu, y, x, block, lead));
+}
