@@ -241,6 +241,31 @@ int main(void) {
                 if (ok_un) run_free(&un);
                 if (ok_fz) run_free(&fz);
             }
+            /* the patch embedding over 4×4 blocks (CK_PATCH_S2D=1: space_to_depth, then a 2×2 convolution over
+             * 64 channels, through cuDNN or the built-in kernel) against the 7×7 stride-4 one: the same products
+             * in another order, so within the bounds against the CPU, and no further from it than a rounding */
+            run_out pe, s2d;
+            const int ok_pe = run("random:base_plus", CK_DEVICE_CUDA, precs[pi], x, &pe, 0);
+            setenv("CK_PATCH_S2D", "1", 1);
+            const int ok_s2d = run("random:base_plus", CK_DEVICE_CUDA, precs[pi], x, &s2d, 0);
+            unsetenv("CK_PATCH_S2D");
+            if (ok_pe && ok_s2d) {
+                char label[96];
+                snprintf(label, sizeof label, "[%s] Hiera-B+ patch embedding over blocks: alpha vs 7x7", names[pi]);
+                check_close(label, s2d.alpha, pe.alpha, (size_t)S * S, tol_a[pi], 0.0);
+                snprintf(label, sizeof label, "[%s] Hiera-B+ patch embedding over blocks: fg vs 7x7", names[pi]);
+                check_close(label, s2d.fg, pe.fg, (size_t)S * S * 3, tol_f[pi], 0.0);
+                double e_pe = 0.0, e_s2d = 0.0;
+                for (size_t i = 0; i < (size_t)S * S; i++) {
+                    e_pe  = fmax(e_pe, fabs((double)pe.alpha[i] - ref.alpha[i]));
+                    e_s2d = fmax(e_s2d, fabs((double)s2d.alpha[i] - ref.alpha[i]));
+                }
+                printf("       alpha vs CPU fp32: 7x7 %.3e, blocks %.3e\n", e_pe, e_s2d);
+                CHECK_MSG(e_s2d <= 1.5 * e_pe + 1e-3 * step, "%s: alpha error over blocks %.3e against %.3e", label,
+                          e_s2d, e_pe);
+            }
+            if (ok_pe) run_free(&pe);
+            if (ok_s2d) run_free(&s2d);
         }
         run_free(&ref);
     }
