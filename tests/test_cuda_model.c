@@ -74,6 +74,13 @@ typedef struct run_out {
     size_t inter_n[7];
 } run_out;
 
+/* The largest |alpha − ref's alpha| over the S² pixels. */
+static double alpha_err(const run_out *o, const run_out *ref) {
+    double e = 0.0;
+    for (size_t i = 0; i < (size_t)S * S; i++) e = fmax(e, fabs((double)o->alpha[i] - ref->alpha[i]));
+    return e;
+}
+
 static const char *inter_name[7] = {"f1", "f2", "f3", "f4", "logits", "logits_up", "delta_raw"};
 
 static int run(const char *ckpt, ck_device dev, ck_precision prec, const float *x, run_out *o, int keep) {
@@ -229,11 +236,7 @@ int main(void) {
                     snprintf(label, sizeof label, "[%s] Hiera-B+ fused refiner%s: fg vs unfused", names[pi],
                              banded ? ", 8-row bands" : "");
                     check_close(label, fz.fg, un.fg, (size_t)S * S * 3, tol_f[pi], 0.0);
-                    double e_un = 0.0, e_fz = 0.0;
-                    for (size_t i = 0; i < (size_t)S * S; i++) {
-                        e_un = fmax(e_un, fabs((double)un.alpha[i] - ref.alpha[i]));
-                        e_fz = fmax(e_fz, fabs((double)fz.alpha[i] - ref.alpha[i]));
-                    }
+                    const double e_un = alpha_err(&un, &ref), e_fz = alpha_err(&fz, &ref);
                     printf("       alpha vs CPU fp32: unfused %.3e, fused %.3e\n", e_un, e_fz);
                     CHECK_MSG(e_fz <= 1.5 * e_un + 1e-3 * step, "%s: fused alpha error %.3e against unfused %.3e",
                               label, e_fz, e_un);
@@ -255,11 +258,7 @@ int main(void) {
                 check_close(label, s2d.alpha, pe.alpha, (size_t)S * S, tol_a[pi], 0.0);
                 snprintf(label, sizeof label, "[%s] Hiera-B+ patch embedding over blocks: fg vs 7x7", names[pi]);
                 check_close(label, s2d.fg, pe.fg, (size_t)S * S * 3, tol_f[pi], 0.0);
-                double e_pe = 0.0, e_s2d = 0.0;
-                for (size_t i = 0; i < (size_t)S * S; i++) {
-                    e_pe  = fmax(e_pe, fabs((double)pe.alpha[i] - ref.alpha[i]));
-                    e_s2d = fmax(e_s2d, fabs((double)s2d.alpha[i] - ref.alpha[i]));
-                }
+                const double e_pe = alpha_err(&pe, &ref), e_s2d = alpha_err(&s2d, &ref);
                 printf("       alpha vs CPU fp32: 7x7 %.3e, blocks %.3e\n", e_pe, e_s2d);
                 CHECK_MSG(e_s2d <= 1.5 * e_pe + 1e-3 * step, "%s: alpha error over blocks %.3e against %.3e", label,
                           e_s2d, e_pe);

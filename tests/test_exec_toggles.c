@@ -42,6 +42,21 @@ static int run(ck_ctx *ctx, const float *x, float *out) {
     return 1;
 }
 
+/* The slim forward with the switch `env`=1 against it unset, within `tol` (absolute). */
+static void toggle_case(const char *ck, const float *x, const char *env, const char *label, double tol) {
+    float  *ref = malloc(sizeof(float) * S * S * 4), *got = malloc(sizeof(float) * S * S * 4);
+    ck_ctx *plain = open_ctx(ck, 0, 1, 1);
+    CHECK(ref && got && plain && run(plain, x, ref));
+    ck_ctx_free(plain);
+    setenv(env, "1", 1);
+    ck_ctx *ctx = open_ctx(ck, 0, 1, 1);
+    CHECK(ctx && run(ctx, x, got));
+    check_close(label, got, ref, (size_t)S * S * 4, tol, 0.0);
+    ck_ctx_free(ctx);
+    unsetenv(env);
+    free(ref), free(got);
+}
+
 int main(void) {
     char ck[1024], xp[1024];
     test_path(ck, sizeof ck, "CK_FIXTURES", "tiny/s128/model.safetensors");
@@ -98,30 +113,9 @@ int main(void) {
         unsetenv("CK_REFINER_FUSED");
     }
 
-    {
-        ck_ctx *plain = open_ctx(ck, 0, 1, 1);
-        CHECK(plain && run(plain, x, ref));
-        ck_ctx_free(plain);
-        setenv("CK_LN_LINEAR", "1", 1);
-        ck_ctx *ctx = open_ctx(ck, 0, 1, 1);
-        CHECK(ctx && run(ctx, x, got));
-        check_close("LayerNorm folded into the linears vs not", got, ref, (size_t)S * S * 4, 0.0, 0.0);
-        ck_ctx_free(ctx);
-        unsetenv("CK_LN_LINEAR");
-    }
-
-    {
-        ck_ctx *plain = open_ctx(ck, 0, 1, 1);
-        CHECK(plain && run(plain, x, ref));
-        ck_ctx_free(plain);
-        setenv("CK_PATCH_S2D", "1", 1);
-        ck_ctx *ctx = open_ctx(ck, 0, 1, 1);
-        CHECK(ctx && run(ctx, x, got));
-        /* the same products plus zeros, summed in another order: float32 rounding only */
-        check_close("patch embedding over 4x4 blocks vs 7x7 stride 4", got, ref, (size_t)S * S * 4, 2e-6, 0.0);
-        ck_ctx_free(ctx);
-        unsetenv("CK_PATCH_S2D");
-    }
+    toggle_case(ck, x, "CK_LN_LINEAR", "LayerNorm folded into the linears vs not", 0.0);
+    /* the same products plus zeros, summed in another order: float32 rounding only */
+    toggle_case(ck, x, "CK_PATCH_S2D", "patch embedding over 4x4 blocks vs 7x7 stride 4", 2e-6);
 
     ck_ctx *fused = open_ctx(ck, 0, 1, 1), *unfused = open_ctx(ck, 0, 1, 0);
     CHECK(fused && run(fused, x, ref));
