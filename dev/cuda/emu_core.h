@@ -431,6 +431,32 @@ template <int N> void ck__wgmma_wait() {}
 void ck__fence_proxy_async() {}
 template <int N> void ck__reg_fence(float (&)[N]) {}
 
+/* This lane's accumulators of a 64 × N wgmma over K, from the whole warpgroup's A (64 × K) and B (K × N): row
+ * 16·warp + lane/4 (+ 8), columns 8j + 2·(lane%4) (+ 1), summed in k order onto d (or onto zero). */
+template <int K, int N>
+static void wg_accumulate(float *d, const float (&A)[64][K], const float (&B)[K][N], unsigned me, int accumulate) {
+    const int w = me >> 5, L = me & 31;
+    for (int j = 0; j < N / 8; j++)
+        for (int e = 0; e < 4; e++) {
+            const int row = 16 * w + (L >> 2) + 8 * (e >> 1), col = 8 * j + 2 * (L & 3) + (e & 1);
+            float     acc = accumulate ? d[4 * j + e] : 0.0f;
+            for (int k = 0; k < K; k++) acc += A[row][k] * B[k][col];
+            d[4 * j + e] = acc;
+        }
+}
+/* The same for a lane that holds only its own two A rows (A[h] = row 16·warp + lane/4 + 8h). */
+template <int K, int N>
+static void lane_accumulate(float *d, const float (&A)[2][K], const float (&B)[K][N], unsigned me, int accumulate) {
+    const int L = me & 31;
+    for (int j = 0; j < N / 8; j++)
+        for (int e = 0; e < 4; e++) {
+            const int col = 8 * j + 2 * (L & 3) + (e & 1);
+            float     acc = accumulate ? d[4 * j + e] : 0.0f;
+            for (int k = 0; k < K; k++) acc += A[e >> 1][k] * B[k][col];
+            d[4 * j + e] = acc;
+        }
+}
+
 /* One wgmma.m64n64k16 (A from registers): the warpgroup's 128 lanes deposit their A fragments, B is read from
  * the emulated shared window through the descriptor (128-byte swizzle: bits [4,7) of the byte address XOR bits
  * [7,10)), each lane then computes its 32 accumulators. Synchronous: the result is in place at issue, which the
@@ -469,14 +495,7 @@ template <typename T, int TB> void ck__wgmma_64(float (&d)[32], const uint32_t (
             memcpy(&h, emu::dyn_smem + addr, 2);
             B[k][n] = emu::unpack(h, bf16);
         }
-    const int w = me >> 5, L = me & 31;
-    for (int j = 0; j < 8; j++)
-        for (int e = 0; e < 4; e++) {
-            const int row = 16 * w + (L >> 2) + 8 * (e >> 1), col = 8 * j + 2 * (L & 3) + (e & 1);
-            float     acc = accumulate ? d[4 * j + e] : 0.0f;
-            for (int k = 0; k < 16; k++) acc += A[row][k] * B[k][col];
-            d[4 * j + e] = acc;
-        }
+    wg_accumulate(d, A, B, me, accumulate);
     emu::wait(emu::wg_bar[wgi]);
 }
 
@@ -682,13 +701,7 @@ template <typename T> void ck__wgmma_ss128(float (&d)[64], uint64_t adesc, uint6
         for (int k = 0; k < 16; k++) A[h][k] = smem_kmajor(da, 16 * w + (L >> 2) + 8 * h, k, bf16);
     for (int k = 0; k < 16; k++)
         for (int n = 0; n < 128; n++) B[k][n] = smem_kmajor(db, n, k, bf16);
-    for (int j = 0; j < 16; j++)
-        for (int e = 0; e < 4; e++) {
-            const int col = 8 * j + 2 * (L & 3) + (e & 1);
-            float     acc = accumulate ? d[4 * j + e] : 0.0f;
-            for (int k = 0; k < 16; k++) acc += A[e >> 1][k] * B[k][col];
-            d[4 * j + e] = acc;
-        }
+    lane_accumulate(d, A, B, me, accumulate);
     emu::wait(emu::wg_bar[wgi]);
 }
 /* wgmma.m64n128k32 e4m3 × e4m3 → f32, both operands K-major in shared memory (products exact in float, summed in
@@ -705,13 +718,7 @@ void ck__wgmma_fp8_ss128(float (&d)[64], uint64_t adesc, uint64_t bdesc, int acc
         for (int k = 0; k < 32; k++) A[h][k] = smem_kmajor_e4m3(da, 16 * w + (L >> 2) + 8 * h, k);
     for (int k = 0; k < 32; k++)
         for (int n = 0; n < 128; n++) B[k][n] = smem_kmajor_e4m3(db, n, k);
-    for (int j = 0; j < 16; j++)
-        for (int e = 0; e < 4; e++) {
-            const int col = 8 * j + 2 * (L & 3) + (e & 1);
-            float     acc = accumulate ? d[4 * j + e] : 0.0f;
-            for (int k = 0; k < 32; k++) acc += A[e >> 1][k] * B[k][col];
-            d[4 * j + e] = acc;
-        }
+    lane_accumulate(d, A, B, me, accumulate);
     emu::wait(emu::wg_bar[wgi]);
 }
 /* wgmma.m64n64k32 e4m3, A from registers (per warp 16 rows: a[0] row lane/4, bytes k = 4·(lane%4) + 0..3; a[1]
@@ -736,14 +743,7 @@ void ck__wgmma_fp8_rs64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc, i
     }
     for (int k = 0; k < 32; k++)
         for (int n = 0; n < 64; n++) B[k][n] = smem_kmajor_e4m3(db, n, k);
-    const int w = me >> 5, L = me & 31;
-    for (int j = 0; j < 8; j++)
-        for (int e = 0; e < 4; e++) {
-            const int row = 16 * w + (L >> 2) + 8 * (e >> 1), col = 8 * j + 2 * (L & 3) + (e & 1);
-            float     acc = accumulate ? d[4 * j + e] : 0.0f;
-            for (int k = 0; k < 32; k++) acc += A[row][k] * B[k][col];
-            d[4 * j + e] = acc;
-        }
+    wg_accumulate(d, A, B, me, accumulate);
     emu::wait(emu::wg_bar[wgi]);
 }
 uint32_t ck__pack_e4m3x4(float x0, float x1, float x2, float x3) {
