@@ -299,15 +299,15 @@ __global__ void space_to_depth_kernel(T *__restrict__ y, const T *__restrict__ x
             for (int e = 0; e < run; e++) dst[e] = ck_stf<T>(0.0f);
             continue;
         }
-        const T *src = x + (((int64_t)b * H + yy) * W + xx0) * C;
+        const T *row = x + ((int64_t)b * H + yy) * W * C; /* (W, C) */
         if (vec && xx0 >= 0 && xx0 + k <= W) {
             for (int e = 0; e < run; e += 16 / (int)sizeof(T))
-                *reinterpret_cast<uint4 *>(dst + e) = *reinterpret_cast<const uint4 *>(src + e);
+                *reinterpret_cast<uint4 *>(dst + e) = *reinterpret_cast<const uint4 *>(row + (int64_t)xx0 * C + e);
             continue;
         }
         for (int e = 0; e < run; e++) {
             const int xx = xx0 + e / C;
-            dst[e]       = xx >= 0 && xx < W ? src[e] : ck_stf<T>(0.0f);
+            dst[e]       = xx >= 0 && xx < W ? row[(int64_t)xx * C + e % C] : ck_stf<T>(0.0f);
         }
     }
 }
