@@ -467,7 +467,7 @@ int main(int argc, char **argv) {
     g_fp8 = 0;
     run_tokens_case(BF, 1, 200, 2, 0, seed++);
     unsetenv("CK_ATTN_FP8");
-    g_fa3_tokens_min = 4096;
+    g_fa3_tokens_min = kFa3TokensMin;
     g_emu_device = 0;
     /* mask units straight from qkv: every kernel shape the windowed path instantiates for the model's windows
      * (64 keys with 64 or 16 pooled queries, 16 keys with 16 or 4), head dims 56, 32 and 64, non-square windows,

@@ -983,7 +983,8 @@ int g_fa3_config = -1;
 
 /* Rows from which the attention_qkv op reads qkv straight through the FA3 kernel (the automatic choice's 4096; the
  * host emulator lowers it to run the path on small shapes). */
-int g_fa3_tokens_min = 4096;
+constexpr int kFa3TokensMin = 4096;
+int           g_fa3_tokens_min = kFa3TokensMin;
 
 int ck__attn_sm_count(void); /* below, with the automatic choice */
 
@@ -1397,7 +1398,7 @@ extern "C" int ck__attention_tokens_min(void) {
     return env > 0 ? env : g_fa3_tokens_min;
 }
 
-extern "C" void ck__attention_tokens_min_set(int rows) { g_fa3_tokens_min = rows > 0 ? rows : 4096; }
+extern "C" void ck__attention_tokens_min_set(int rows) { g_fa3_tokens_min = rows > 0 ? rows : kFa3TokensMin; }
 
 extern "C" int ck__attention_tokens_fa3(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads,
                                         float scale) {
