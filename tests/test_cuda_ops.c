@@ -513,8 +513,7 @@ static void test_resize_sum(int64_t B, int64_t C, int64_t Ho, int64_t Wo, int wi
     char what[128];
     snprintf(what, sizeof what, "resize_sum 3 sources -> %lldx%lldx%lldx%lld%s", (long long)B, (long long)Ho,
              (long long)Wo, (long long)C, wide ? " (one source wider)" : "");
-    /* upsampling sources (four adjacent outputs per thread on the GPU), or with `wide` one source wider than the
-     * output (one output per thread) */
+    /* upsampling sources, or with `wide` one source wider than the output */
     tpair     x[3] = {TP(K_ACT, F_RAND, 1.0f, 0.0f, B, Ho / 8, Wo / 8, C), TP(K_ACT, F_RAND, 1.0f, 0.0f, B, Ho / 4, Wo / 4, C),
                       TP(K_ACT, F_RAND, 1.0f, 0.0f, B, Ho / 2 + 1, wide ? 2 * Wo + 3 : Wo / 2, C)};
     tpair     y = TP(K_ACT, F_OUT, 1.0f, 0.0f, B, Ho, Wo, C), chained = TP(K_ACT, F_OUT, 1.0f, 0.0f, B, Ho, Wo, C);
@@ -523,14 +522,14 @@ static void test_resize_sum(int64_t B, int64_t C, int64_t Ho, int64_t Wo, int wi
     ck_resize_sum(&g_exg, &y.d, xd, 3);
     for (int k = 0; k < 3; k++) ck_resize_bilinear(&g_exg, &chained.d, &xd[k], k > 0);
     tp_compare(what, &y, 1.0);
-    { /* the four-pixels-per-thread kernel (CK_RESIZE_SUM4=1): the same bits as the default's */
+    { /* the per-pixel kernel (CK_RESIZE_SUM=pixel): the same bits as the default column-walking kernel's */
         char  what4[160];
         tpair y4 = TP(K_ACT, F_OUT, 1.0f, 0.0f, B, Ho, Wo, C);
-        snprintf(what4, sizeof what4, "%s, CK_RESIZE_SUM4=1", what);
+        snprintf(what4, sizeof what4, "%s, CK_RESIZE_SUM=pixel", what);
         ck_resize_sum(&g_exc, &y4.c, xc, 3);
-        setenv("CK_RESIZE_SUM4", "1", 1);
+        setenv("CK_RESIZE_SUM", "pixel", 1);
         ck_resize_sum(&g_exg, &y4.d, xd, 3);
-        unsetenv("CK_RESIZE_SUM4");
+        unsetenv("CK_RESIZE_SUM");
         tp_compare(what4, &y4, 1.0);
         float *a = malloc(y.n * sizeof(float)), *b4 = malloc(y.n * sizeof(float));
         CK_ASSERT(a && b4);

@@ -31,9 +31,10 @@
 #             96-frame 16-bit 3840×2160 clip end to end with 1..N (multi-GPU kinds; `0,0` on one GPU: streams)
 #   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
 #   optin     the kernels behind a switch: ckey bench at each of SIZES and 512 × 8 for each of OPTIN_VARIANTS
-#             (default: the default, the fused refiner `CK_REFINER_FUSED=auto`, global attention straight
+#             (default: the default, the per-pixel resize-sum `CK_RESIZE_SUM=pixel` (the kernel the default
+#             replaced), the fused refiner `CK_REFINER_FUSED=auto`, global attention straight
 #             from qkv from 1024 rows `CK_ATTN_TOKENS_MIN=1024`, the patch embedding over 4×4 blocks
-#             `CK_PATCH_S2D=1`, the three, FP8 global attention `CK_ATTN_FP8=1`, FP8 with the fused refiner; also CK_LINEAR_GEMM=1|all, CK_LN_LINEAR=1, CK_RESIZE_SUM4=1, CK_LN_ROWS=1;
+#             `CK_PATCH_S2D=1`, the three, FP8 global attention `CK_ATTN_FP8=1`, FP8 with the fused refiner; also CK_LINEAR_GEMM=1|all, CK_LN_LINEAR=1, CK_LN_ROWS=1;
 #             commas join several) beside each other in one call; the per-op profile and the per-kernel device
 #             times (ncu) at 2048 of the default and of each of OPTIN_GATES, then the fp16 precision gate with
 #             each of OPTIN_GATES (optin.jsonl, optin_profile.log, accuracy_optin<n>.log; OPTIN_GATE=0 leaves
@@ -158,7 +159,7 @@ if has optin; then
     # OPTIN_VARIANTS: the settings timed side by side; OPTIN_GATES: the settings profiled per kernel and put
     # through the precision gate (each a space-free list of switches joined by commas)
     all3=CK_REFINER_FUSED=auto,CK_ATTN_TOKENS_MIN=1024,CK_PATCH_S2D=1
-    variants=${OPTIN_VARIANTS:-default CK_REFINER_FUSED=auto CK_ATTN_TOKENS_MIN=1024 CK_PATCH_S2D=1 $all3 CK_ATTN_FP8=1 CK_REFINER_FUSED=auto,CK_ATTN_FP8=1}
+    variants=${OPTIN_VARIANTS:-default CK_RESIZE_SUM=pixel CK_REFINER_FUSED=auto CK_ATTN_TOKENS_MIN=1024 CK_PATCH_S2D=1 $all3 CK_ATTN_FP8=1 CK_REFINER_FUSED=auto,CK_ATTN_FP8=1}
     gates=${OPTIN_GATES:-$all3 CK_ATTN_FP8=1}
     for v in $variants; do
         e=""; [ "$v" != default ] && e=${v//,/ }

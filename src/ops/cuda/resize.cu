@@ -8,6 +8,7 @@
 #include "ops/cuda/common.cuh"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct ck_tap {
     int   i0, i1;
@@ -59,6 +60,7 @@ __global__ void resize_kernel(T *__restrict__ y, const T *__restrict__ x, int H,
     }
 }
 
+#ifndef CK_CUDA_EMU /* the launchers: host code that the emulator (dev/cuda/resize_emu.cpp) leaves out */
 template <typename T>
 static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, int accumulate) {
     const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], C = x->shape[3];
@@ -86,6 +88,7 @@ extern "C" void ck_resize_bilinear_cuda(ck_backend *be, const ck_tensor *y, cons
     CK_ASSERT(ck_is_float_dtype(x->dtype) && y->dtype == x->dtype && x->data != y->data);
     CK_DISPATCH_FLOAT(x->dtype, T, launch<T>(cu, y, x, accumulate));
 }
+#endif
 
 /* ---- y = Σ_k resize(x_k), summed in float32, one rounding ---- */
 
@@ -131,81 +134,83 @@ __global__ void resize_sum_kernel(T *__restrict__ y, ck_resize_srcs src, int C, 
     }
 }
 
-/* The same sums, four horizontally adjacent output pixels per thread (one 16-byte channel vector each): when no
- * source is wider than the output, their taps span at most five source columns, which the thread loads once
- * each (a window of the last two columns per tap row, the requests being non-decreasing) instead of four times.
- * The per-pixel kernel reads each source vector about 12 times through L2 (0.50 ms for the decoder's 512-channel
- * sum at S = 2048, H200); this one about 3.5 times (not yet timed). Every output's taps, weights and order of
- * operations are the per-pixel kernel's: the same bits. */
-template <typename T, int V> struct ck_col_window {
-    int          col[2];
-    ck_vec<T, V> top[2], bot[2];
-    int          next;
-    __device__ __forceinline__ void reset() { col[0] = col[1] = -1, next = 0; }
-    /* the slot holding the two tap rows' vectors at source column c (r0, r1: the rows' channel-vector base
-     * pointers), loading them on a miss into the older slot, or into the slot that is not `keep` (the first tap's,
-     * still to be read) */
-    __device__ __forceinline__ int fetch(int c, const T *r0, const T *r1, int C, int keep) {
-        if (col[0] == c) return 0;
-        if (col[1] == c) return 1;
-        const int s = keep >= 0 ? keep ^ 1 : next;
-        col[s]      = c;
-        top[s]      = ck_vload<T, V>(r0 + (int64_t)c * C);
-        bot[s]      = ck_vload<T, V>(r1 + (int64_t)c * C);
-        next        = s ^ 1;
-        return s;
-    }
-};
-
+/* One source row's horizontal taps at a thread's output column: h = λ0·a + λ1·b, the CPU's roundings. */
 template <typename T, int V>
-__global__ void resize_sum4_kernel(T *__restrict__ y, ck_resize_srcs src, int C, int Ho, int Wo, int64_t total) {
-    const int ncv = C / V, nq = (Wo + 3) / 4;
-    CK_GRID_STRIDE(i, total) {
-        const int     cv = (int)(i % ncv);
-        const int64_t p  = i / ncv;
-        const int     q  = (int)(p % nq);
-        const int64_t r  = p / nq;
-        const int     oy = (int)(r % Ho);
-        const int64_t b  = r / Ho;
-        const int     ox0 = 4 * q, nx = Wo - ox0 < 4 ? Wo - ox0 : 4;
-        float         acc[4][V];
-        for (int k = 0; k < src.n; k++) {
-            const int    H = src.h[k], W = src.w[k];
-            const ck_tap ty = resize_tap(oy, Ho, H);
-            const T     *x  = (const T *)src.x[k];
-            const T     *r0 = x + (b * H + ty.i0) * (int64_t)W * C + (int64_t)cv * V;
-            const T     *r1 = x + (b * H + ty.i1) * (int64_t)W * C + (int64_t)cv * V;
-            ck_col_window<T, V> win;
-            win.reset();
+__device__ __forceinline__ void resize_hrow(float (&h)[V], const T *row, const ck_tap &tx, int C) {
+    const ck_vec<T, V> a = ck_vload<T, V>(row + (int64_t)tx.i0 * C), b = ck_vload<T, V>(row + (int64_t)tx.i1 * C);
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                if (j >= nx) break;
-                const ck_tap tx = resize_tap(ox0 + j, Wo, W);
-                const int    a  = win.fetch(tx.i0, r0, r1, C, -1);
-                const int    c  = win.fetch(tx.i1, r0, r1, C, a);
+    for (int e = 0; e < V; e++) h[e] = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(a.v[e])), __fmul_rn(tx.l1, ck_ldf(b.v[e])));
+}
+
+/* The same sums, each thread walking down kResizeRows output rows of one (column, channel vector): blockIdx.x =
+ * (b, group of rows), the threads of blockIdx.y cover 256 of the row's (ox, channel vector) pairs, channel vector
+ * fastest (coalesced). A thread's horizontal taps are fixed, so per source it keeps the horizontal sums of the two
+ * source rows it last used and recomputes only a row the vertical taps move onto: an upsampling by f needs a new
+ * source row every f output rows, where the per-pixel kernel computes both rows' sums for every output and does
+ * six 64-bit divisions and two tap divisions per source besides (0.50 ms for the decoder's 512-channel sum at
+ * S = 2048 on the H200, bound by its instructions: the 268 MB it writes take about 0.07 ms). A row's sums are
+ * those the per-pixel kernel computes for it, and every output's taps, weights and order of operations are
+ * its: the same bits. N sources, unrolled (no indexing of the parameter block, no arrays in local memory). */
+constexpr int kResizeRows = 8;
+
+template <typename T, int V, int N>
+__global__ void resize_sum_cols_kernel(T *__restrict__ y, ck_resize_srcs src, int C, int Ho, int Wo, int groups) {
+    const unsigned ncv = (unsigned)(C / V);
+    const unsigned j   = blockIdx.y * blockDim.x + threadIdx.x; /* (ox, cv) within a row */
+    if (j >= (unsigned)Wo * ncv) return;
+    const int     cv = (int)(j % ncv), ox = (int)(j / ncv);
+    const int     oy0 = (int)(blockIdx.x % (unsigned)groups) * kResizeRows;
+    const int64_t b   = blockIdx.x / (unsigned)groups;
+    const int     oy1 = oy0 + kResizeRows < Ho ? oy0 + kResizeRows : Ho;
+    ck_tap        tx[N];
+    const T      *img[N]; /* source k's image b at channel vector cv: (H_k, W_k, C) */
+    int           ia[N], ib[N]; /* the source rows whose sums ha, hb hold */
+    float         ha[N][V], hb[N][V];
 #pragma unroll
-                for (int e = 0; e < V; e++) {
-                    const float top = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(win.top[a].v[e])),
-                                                __fmul_rn(tx.l1, ck_ldf(win.top[c].v[e])));
-                    const float bot = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(win.bot[a].v[e])),
-                                                __fmul_rn(tx.l1, ck_ldf(win.bot[c].v[e])));
-                    const float v   = __fadd_rn(__fmul_rn(ty.l0, top), __fmul_rn(ty.l1, bot));
-                    acc[j][e]       = k ? __fadd_rn(acc[j][e], v) : v;
+    for (int k = 0; k < N; k++) {
+        tx[k]  = resize_tap(ox, Wo, src.w[k]);
+        img[k] = (const T *)src.x[k] + b * src.h[k] * (int64_t)src.w[k] * C + (int64_t)cv * V;
+        ia[k] = ib[k] = -1;
+    }
+    T *yp = y + ((b * Ho + oy0) * (int64_t)Wo + ox) * C + (int64_t)cv * V;
+    for (int oy = oy0; oy < oy1; oy++, yp += (int64_t)Wo * C) {
+        float acc[V];
+#pragma unroll
+        for (int k = 0; k < N; k++) {
+            const ck_tap  ty  = resize_tap(oy, Ho, src.h[k]);
+            const int64_t rowstride = (int64_t)src.w[k] * C;
+            if (ty.i0 != ia[k]) {
+                if (ty.i0 == ib[k]) {
+#pragma unroll
+                    for (int e = 0; e < V; e++) ha[k][e] = hb[k][e];
+                } else {
+                    resize_hrow<T, V>(ha[k], img[k] + ty.i0 * rowstride, tx[k], C);
                 }
+                ia[k] = ty.i0;
+            }
+            if (ty.i1 != ib[k]) {
+                if (ty.i1 == ty.i0) {
+#pragma unroll
+                    for (int e = 0; e < V; e++) hb[k][e] = ha[k][e];
+                } else {
+                    resize_hrow<T, V>(hb[k], img[k] + ty.i1 * rowstride, tx[k], C);
+                }
+                ib[k] = ty.i1;
+            }
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                const float v = __fadd_rn(__fmul_rn(ty.l0, ha[k][e]), __fmul_rn(ty.l1, hb[k][e]));
+                acc[e]        = k ? __fadd_rn(acc[e], v) : v;
             }
         }
-        T *yp = y + ((b * Ho + oy) * (int64_t)Wo + ox0) * C + (int64_t)cv * V;
+        ck_vec<T, V> out;
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
-            if (j >= nx) break;
-            ck_vec<T, V> out;
-#pragma unroll
-            for (int e = 0; e < V; e++) out.v[e] = ck_stf<T>(acc[j][e]);
-            ck_vstore<T, V>(yp + (int64_t)j * C, out);
-        }
+        for (int e = 0; e < V; e++) out.v[e] = ck_stf<T>(acc[e]);
+        ck_vstore<T, V>(yp, out);
     }
 }
 
+#ifndef CK_CUDA_EMU
 template <typename T>
 static void launch_sum(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, int n) {
     const int64_t B = y->shape[0], C = y->shape[3], Ho = y->shape[1], Wo = y->shape[2];
@@ -221,14 +226,21 @@ static void launch_sum(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, int 
     }
     const int64_t npix = B * Ho * Wo;
     T            *Y    = (T *)y->data; /* (B, Ho, Wo, C) */
-    /* no source wider than y: four adjacent outputs' taps span ≤ 5 columns. Opt-in (CK_RESIZE_SUM4=1, read per
-     * call) until it has been measured on a GPU; test_cuda_ops checks both kernels against the CPU and each other. */
-    const char *opt = getenv("CK_RESIZE_SUM4");
-    int         up  = opt && opt[0] == '1';
-    for (int k = 0; k < n; k++) up = up && x[k].shape[2] <= Wo;
-    if (vec && up) {
-        const int64_t tot = B * Ho * ((Wo + 3) / 4) * (C / V);
-        resize_sum4_kernel<T, V><<<ck_grid_for(cu, tot, 256), 256, 0, cu->stream>>>(Y, src, (int)C, (int)Ho, (int)Wo, tot);
+    /* the column-walking kernel where its grid can be formed (images × row groups in grid.x, a row's vectors in
+     * ≤ 65535 blocks of grid.y); CK_RESIZE_SUM=pixel (read per call) takes the per-pixel kernel, for A/B runs */
+    const char   *opt    = getenv("CK_RESIZE_SUM");
+    const int64_t rowv   = Wo * (C / V), groups = (Ho + kResizeRows - 1) / kResizeRows;
+    const int     thr    = rowv >= 256 ? 256 : (int)((rowv + 31) / 32 * 32);
+    const int64_t blocks = (rowv + thr - 1) / thr;
+    if (vec && !(opt && !strcmp(opt, "pixel")) && B * groups <= 0x7fffffff && blocks <= 65535) {
+        const dim3 grid((unsigned)(B * groups), (unsigned)blocks);
+#define CK_RESIZE_COLS(N_)                                                                                          \
+    resize_sum_cols_kernel<T, V, N_><<<grid, thr, 0, cu->stream>>>(Y, src, (int)C, (int)Ho, (int)Wo, (int)groups)
+        if (n == 1) CK_RESIZE_COLS(1);
+        else if (n == 2) CK_RESIZE_COLS(2);
+        else if (n == 3) CK_RESIZE_COLS(3);
+        else CK_RESIZE_COLS(4);
+#undef CK_RESIZE_COLS
     } else if (vec) {
         const int64_t tot = npix * (C / V);
         resize_sum_kernel<T, V><<<ck_grid_for(cu, tot, 256), 256, 0, cu->stream>>>(Y, src, (int)C, (int)Ho, (int)Wo, tot);
@@ -244,3 +256,4 @@ extern "C" void ck_resize_sum_cuda(ck_backend *be, const ck_tensor *y, const ck_
     CK_ASSERT(ck_is_float_dtype(y->dtype) && n >= 1 && n <= CK_RESIZE_SUM_MAX);
     CK_DISPATCH_FLOAT(y->dtype, T, launch_sum<T>(cu, y, x, n));
 }
+#endif
