@@ -388,8 +388,9 @@ static void test_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64
     char what[160];
     const int global = win_h == 0;
     if (global) win_h = (int)H, win_w = (int)W;
-    snprintf(what, sizeof what, "attention_qkv %lldx%lldx%lld h%d hd%lld/%lld win %dx%d%s", (long long)B, (long long)H,
-             (long long)W, heads, (long long)HD, (long long)HDp, win_h, win_w, q_pool ? " q_pool" : "");
+    snprintf(what, sizeof what, "attention_qkv %lldx%lldx%lld h%d hd%lld/%lld win %dx%d%s%s", (long long)B, (long long)H,
+             (long long)W, heads, (long long)HD, (long long)HDp, win_h, win_w, q_pool ? " q_pool" : "",
+             getenv("CK_ATTN_PV56") ? " CK_ATTN_PV56=1" : "");
     const int64_t pool = q_pool ? 2 : 1, G = B * heads * (H / win_h) * (W / win_w), T = (int64_t)win_h * win_w;
     const int64_t Tq = T / (pool * pool);
     tpair qkv = TP(K_ACT, F_RAND, 1.5f, 0.0f, B, H, W, 3 * heads * HD);
@@ -876,6 +877,13 @@ static void test_op_attention_qkv(void) {
     ck__attention_tokens_min_set(1000);
     test_attention_qkv(4, 31, 33, 8, 56, 64, 0, 0, 0);
     ck__attention_tokens_min_set(0);
+    /* the same two with P·V over the head's 56 columns (CK_ATTN_PV56=1, read at every call) */
+    setenv("CK_ATTN_PV56", "1", 1);
+    test_attention_qkv(2, 48, 100, 3, 56, 64, 0, 0, 0);
+    ck__attention_tokens_min_set(1000);
+    test_attention_qkv(4, 31, 33, 8, 56, 64, 0, 0, 0);
+    ck__attention_tokens_min_set(0);
+    unsetenv("CK_ATTN_PV56");
 #endif
     if (g_gpu->act_dtype == CK_DTYPE_F16) {
         test_attention_qkv_fp8(1, 64, 64, 2);  /* the FP8 option: 4096 tokens */

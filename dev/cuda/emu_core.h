@@ -457,11 +457,12 @@ static void lane_accumulate(float *d, const float (&A)[2][K], const float (&B)[K
         }
 }
 
-/* One wgmma.m64n64k16 (A from registers): the warpgroup's 128 lanes deposit their A fragments, B is read from
- * the emulated shared window through the descriptor (128-byte swizzle: bits [4,7) of the byte address XOR bits
- * [7,10)), each lane then computes its 32 accumulators. Synchronous: the result is in place at issue, which the
+/* One wgmma.m64nNk16 (A from registers; N = 64 or 56): the warpgroup's 128 lanes deposit their A fragments, B is
+ * read from the emulated shared window through the descriptor (128-byte swizzle: bits [4,7) of the byte address XOR
+ * bits [7,10)), each lane then computes its N/2 accumulators. Synchronous: the result is in place at issue, which the
  * kernels cannot tell apart from "at wait_group" as long as they do not touch the registers in between. */
-template <typename T, int TB> void ck__wgmma_64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+template <typename T, int TB, int N>
+static void wgmma_rs(float *d, const uint32_t (&a)[4], uint64_t desc, int accumulate) {
     const bool bf16 = std::is_same<T, __nv_bfloat16>::value;
     const unsigned wgi = threadIdx.x >> 7, me = threadIdx.x & 127;
     if (emu::wg_bar[wgi].expected != 128) emu::fail("wgmma with an incomplete warpgroup");
@@ -474,7 +475,7 @@ template <typename T, int TB> void ck__wgmma_64(float (&d)[32], const uint32_t (
     emu::WgX &x = emu::wgx[wgi];
     for (int i = 0; i < 4; i++) x.a[me][i] = a[i];
     emu::wait(emu::wg_bar[wgi]);
-    float A[64][16], B[16][64];
+    float A[64][16], B[16][N];
     for (int L = 0; L < 128; L++) {
         const int r0 = 16 * (L >> 5) + ((L & 31) >> 2), c0 = 2 * (L & 3);
         for (int j = 0; j < 2; j++) {
@@ -485,7 +486,7 @@ template <typename T, int TB> void ck__wgmma_64(float (&d)[32], const uint32_t (
         }
     }
     for (int k = 0; k < 16; k++)
-        for (int n = 0; n < 64; n++) {
+        for (int n = 0; n < N; n++) {
             /* K-major (TB = 0): row n, element k; N-major (TB = 1): row k, element n */
             const uint32_t row = TB ? k : n, col = TB ? n : k;
             uint32_t       addr = start + (row / 8) * sbo + (row % 8) * 128 + col * 2;
@@ -497,6 +498,15 @@ template <typename T, int TB> void ck__wgmma_64(float (&d)[32], const uint32_t (
         }
     wg_accumulate(d, A, B, me, accumulate);
     emu::wait(emu::wg_bar[wgi]);
+}
+template <typename T, int TB> void ck__wgmma_64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+    wgmma_rs<T, TB, 64>(d, a, desc, accumulate);
+}
+/* wgmma.m64n56k16: the same with N = 56 (the first 28 accumulators of the N = 64 layout) */
+long n_wgmma56; /* the N = 56 form's issues (attention_emu.cpp checks that its PV56 cases took it) */
+template <typename T, int TB> void ck__wgmma_56(float (&d)[28], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+    n_wgmma56++;
+    wgmma_rs<T, TB, 56>(d, a, desc, accumulate);
 }
 
 void ck__cp_async16(void *dst, const void *src, bool valid) {

@@ -147,6 +147,30 @@ __device__ __forceinline__ void ck__wgmma_64(float (&d)[32], const uint32_t (&a)
                      : CK__WGMMA_D32(d)
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate), "n"(TB));
 }
+/* The same with N = 56 (d: 64×56, the first 28 of the N = 64 form's accumulators, in the same places): O += P·V
+ * of a head of 56 columns computes no padding columns (the FA3 kernel's PV = 56). */
+#define CK__WGMMA_56_RS(TY)                                                                                 \
+    "{\n.reg .pred p;\nsetp.ne.b32 p, %33, 0;\n"                                                           \
+    "wgmma.mma_async.sync.aligned.m64n56k16.f32." TY "." TY " {"                                             \
+    "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"  \
+    "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27"  \
+    "}, {%28,%29,%30,%31}, %32, p, 1, 1, %34;\n}\n"
+#define CK__WGMMA_D28(d) \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),  \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),  \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),  \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
+template <typename T, int TB>
+__device__ __forceinline__ void ck__wgmma_56(float (&d)[28], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value)
+        asm volatile(CK__WGMMA_56_RS("bf16")
+                     : CK__WGMMA_D28(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate), "n"(TB));
+    else
+        asm volatile(CK__WGMMA_56_RS("f16")
+                     : CK__WGMMA_D28(d)
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate), "n"(TB));
+}
 #endif
 #endif /* CK_ATTN_EMU */
 
@@ -1029,9 +1053,20 @@ int ck__fa3_auto_config(const ck__attn_args &a) {
     return waves(p3) * 192.0 / kRows3 <= waves(p2) * 128.0 / kRows2 ? 1 : 2;
 }
 
+/* CK_ATTN_PV56=1 (read at every call, opt-in until timed on the device): P·V over 56 columns (Fp16Ops' PVN) where
+ * V's columns past 56 are zeros the copy engine fills (in_cols = 56: the path straight from qkv) or O's are not
+ * stored (o_cols ≤ 56). The other columns' sums are the same products in the same order. */
+int ck__attn_pv56_wanted(const ck__attn_args &a) {
+    const char *e = getenv("CK_ATTN_PV56");
+    return e && e[0] == '1' && (a.in_cols <= 56 || a.o_cols <= 56);
+}
+
 template <typename T, int NC, int NS, int EMU, int PP> int ck__launch_fa3_cfg(const ck__attn_args &a) {
     using L   = fa3::Layout<NC, NS>;
-    auto kern = fa3::attention_fa3_kernel<T, NC, NS, EMU, PP>;
+    auto kern = fa3::attention_fa3_kernel<T, NC, NS, EMU, PP, 64>;
+    /* the 56-column form only for the configurations the automatic choice takes (ck__fa3_auto_config) */
+    if constexpr (NS == 3 && EMU == 0 && PP == 1)
+        if (ck__attn_pv56_wanted(a)) kern = fa3::attention_fa3_kernel<T, NC, NS, EMU, PP, 56>;
     if (a.HD != 64 || !ck__sm90a_ready((const void *)kern)) return -1;
     const int          BQ  = 64 * NC;
     const int64_t      nqb = (a.Tq + BQ - 1) / BQ;

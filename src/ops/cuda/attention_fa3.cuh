@@ -256,8 +256,11 @@ __device__ __forceinline__ Work block_work(int tile0, int nsplit, int nqb, int B
 }
 
 /* The float16 kernel's MMA forms (Ops of consume): S = Q·Kᵀ on four m64n128k16 steps, both operands from 128-byte
- * swizzled shared memory; O += P·V on eight m64n64k16 steps with P from registers. */
-template <typename T> struct Fp16Ops {
+ * swizzled shared memory; O += P·V on eight m64nPVNk16 steps with P from registers. PVN = 56 (a head of 56 columns,
+ * the model's) leaves out the eight padding columns of V, which are zero: an eighth of P·V's tensor-core work, and
+ * O's last eight columns stay zero. Q·Kᵀ keeps K = 64 (the MMA's K step is 16). */
+template <typename T, int PVN = 64> struct Fp16Ops {
+    static_assert(PVN == 64 || PVN == 56, "P·V is 64 or 56 columns wide");
     using PA                        = uint32_t[kBK / 16][1][4];
     static constexpr int k_bytes    = kBK * 128, v_bytes = kBK * 128;
     __device__ __forceinline__ static void fence(float (&sf)[kBK / 2], float (&of)[32], PA &pa) {
@@ -270,8 +273,14 @@ template <typename T> struct Fp16Ops {
         ck__wgmma_commit();
     }
     __device__ __forceinline__ static void issue_pv(float (&of)[32], PA &pa, uint32_t vaddr) {
+        if constexpr (PVN == 56) {
+            float(&o56)[28] = reinterpret_cast<float(&)[28]>(of);
 #pragma unroll
-        for (int kk = 0; kk < kBK / 16; kk++) ck__wgmma_64<T, 1>(of, pa[kk][0], ck__desc_sw128(vaddr + kk * 2048), 1);
+            for (int kk = 0; kk < kBK / 16; kk++) ck__wgmma_56<T, 1>(o56, pa[kk][0], ck__desc_sw128(vaddr + kk * 2048), 1);
+        } else {
+#pragma unroll
+            for (int kk = 0; kk < kBK / 16; kk++) ck__wgmma_64<T, 1>(of, pa[kk][0], ck__desc_sw128(vaddr + kk * 2048), 1);
+        }
         ck__wgmma_commit();
     }
     __device__ __forceinline__ static void pack(PA &pa, const float (&s)[1][kBK / 8][4]) {
@@ -357,7 +366,7 @@ __device__ __forceinline__ void consume(int c, int lane, uint32_t qaddr, uint32_
 }
 #endif
 
-template <typename T, int NC, int NS, int EMU, int PP>
+template <typename T, int NC, int NS, int EMU, int PP, int PVN = 64>
 __global__ void __launch_bounds__((NC + 1) * 128, 1)
     attention_fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                          const __grid_constant__ CUtensorMap tv, T *__restrict__ O, int64_t o_rs, int64_t o_gs,
@@ -365,7 +374,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
                          float sl2, int tile0, int nsplit, float *__restrict__ part) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_ATTN_EMU)
     using L = Layout<NC, NS>;
-    static_assert(L::kv_bytes == Fp16Ops<T>::k_bytes, "the ring's stage size");
+    static_assert(L::kv_bytes == Fp16Ops<T, PVN>::k_bytes, "the ring's stage size");
     __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
     uint8_t       *raw      = ck__dyn_smem();
     const uint32_t raw_addr = ck__smem_addr(raw);
@@ -393,7 +402,7 @@ __global__ void __launch_bounds__((NC + 1) * 128, 1)
     regs_inc<NC == 2 ? 240 : 160>();
     const int c = wg - 1;
     float     o[1][8][4], m[1][2], l[1][2];
-    consume<Fp16Ops<T>, NC, NS, EMU, PP>(c, lane, sbase + L::q_off + c * L::q_bytes, sbase + L::k_off, sbase + L::v_off,
+    consume<Fp16Ops<T, PVN>, NC, NS, EMU, PP>(c, lane, sbase + L::q_off + c * L::q_bytes, sbase + L::k_off, sbase + L::v_off,
                                          bar_q, bar_k, bar_v, bar_e, kb, nkt, Tk, sl2, o, m, l);
     if (nsplit > 1) { /* a share of the keys: the unnormalized O, m and l of each row, for fa3_combine_kernel */
         write_partials(part + ((int64_t)blockIdx.x * 64 * NC + 64 * c) * kPartRow, warp, lane, o, m, l, 1.0f);
