@@ -29,33 +29,61 @@ __device__ __forceinline__ ck_tap resize_tap(int d, int out, int in) {
     return t;
 }
 
+/* One source row's horizontal taps at an output column: h = λ0·a + λ1·b (row: the source row at the output's
+ * channel vector), the CPU's roundings. */
+template <typename T, int V>
+__device__ __forceinline__ void resize_hrow(float (&h)[V], const T *row, const ck_tap &tx, int C) {
+    const ck_vec<T, V> a = ck_vload<T, V>(row + (int64_t)tx.i0 * C), b = ck_vload<T, V>(row + (int64_t)tx.i1 * C);
+#pragma unroll
+    for (int e = 0; e < V; e++) h[e] = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(a.v[e])), __fmul_rn(tx.l1, ck_ldf(b.v[e])));
+}
+
+/* The vertical blend of the two rows' horizontal sums: μ0·top + μ1·bot, so that an output is
+ * μ0·(λ0·a + λ1·b) + μ1·(λ0·c + λ1·d), the CPU's association. */
+template <int V>
+__device__ __forceinline__ void resize_vblend(float (&v)[V], const float (&top)[V], const float (&bot)[V], const ck_tap &ty) {
+#pragma unroll
+    for (int e = 0; e < V; e++) v[e] = __fadd_rn(__fmul_rn(ty.l0, top[e]), __fmul_rn(ty.l1, bot[e]));
+}
+
+/* Output vector i of a (B, Ho, Wo, C / V) grid of channel vectors: its channel vector, column, row and image. */
+struct ck_out_vec {
+    int     cv, ox, oy;
+    int64_t b;
+};
+__device__ __forceinline__ ck_out_vec resize_out_vec(int64_t i, int ncv, int Wo, int Ho) {
+    ck_out_vec o;
+    o.cv            = (int)(i % ncv);
+    const int64_t p = i / ncv;
+    o.ox            = (int)(p % Wo);
+    const int64_t r = p / Wo;
+    o.oy            = (int)(r % Ho);
+    o.b             = r / Ho;
+    return o;
+}
+
+/* The bilinear value at output o of source x (B, H, W, C), per channel of o's vector. */
+template <typename T, int V>
+__device__ __forceinline__ void resize_at(float (&v)[V], const T *x, int H, int W, int C, const ck_out_vec &o, int Ho,
+                                          int Wo) {
+    const ck_tap ty = resize_tap(o.oy, Ho, H), tx = resize_tap(o.ox, Wo, W);
+    const T     *img = x + o.b * H * (int64_t)W * C + (int64_t)o.cv * V; /* image b at channel vector cv */
+    float        top[V], bot[V];
+    resize_hrow<T, V>(top, img + ty.i0 * (int64_t)W * C, tx, C);
+    resize_hrow<T, V>(bot, img + ty.i1 * (int64_t)W * C, tx, C);
+    resize_vblend<V>(v, top, bot, ty);
+}
+
 template <typename T, int V>
 __global__ void resize_kernel(T *__restrict__ y, const T *__restrict__ x, int H, int W, int C, int Ho, int Wo,
                               int accumulate, int64_t total) {
-    const int ncv = C / V;
     CK_GRID_STRIDE(i, total) {
-        const int     cv = (int)(i % ncv);
-        const int64_t p  = i / ncv;
-        const int     ox = (int)(p % Wo);
-        const int64_t r  = p / Wo;
-        const int     oy = (int)(r % Ho);
-        const int64_t b  = r / Ho;
-        const ck_tap  ty = resize_tap(oy, Ho, H), tx = resize_tap(ox, Wo, W);
-        const T      *r0 = x + (b * H + ty.i0) * (int64_t)W * C + (int64_t)cv * V;
-        const T      *r1 = x + (b * H + ty.i1) * (int64_t)W * C + (int64_t)cv * V;
-        const ck_vec<T, V> va = ck_vload<T, V>(r0 + (int64_t)tx.i0 * C), vb = ck_vload<T, V>(r0 + (int64_t)tx.i1 * C);
-        const ck_vec<T, V> vc = ck_vload<T, V>(r1 + (int64_t)tx.i0 * C), vd = ck_vload<T, V>(r1 + (int64_t)tx.i1 * C);
-        ck_vec<T, V>       out;
+        float v[V];
+        resize_at<T, V>(v, x, H, W, C, resize_out_vec(i, C / V, Wo, Ho), Ho, Wo);
+        ck_vec<T, V> out;
         if (accumulate) out = ck_vload<T, V>(y + i * V);
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            /* h0·(w0·a + w1·b) + h1·(w0·c + w1·d), the CPU's association */
-            const float top = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(va.v[j])), __fmul_rn(tx.l1, ck_ldf(vb.v[j])));
-            const float bot = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(vc.v[j])), __fmul_rn(tx.l1, ck_ldf(vd.v[j])));
-            float       v   = __fadd_rn(__fmul_rn(ty.l0, top), __fmul_rn(ty.l1, bot));
-            if (accumulate) v = __fadd_rn(ck_ldf(out.v[j]), v);
-            out.v[j] = ck_stf<T>(v);
-        }
+        for (int j = 0; j < V; j++) out.v[j] = ck_stf<T>(accumulate ? __fadd_rn(ck_ldf(out.v[j]), v[j]) : v[j]);
         ck_vstore<T, V>(y + i * V, out);
     }
 }
@@ -100,46 +128,20 @@ struct ck_resize_srcs {
 
 template <typename T, int V>
 __global__ void resize_sum_kernel(T *__restrict__ y, ck_resize_srcs src, int C, int Ho, int Wo, int64_t total) {
-    const int ncv = C / V;
     CK_GRID_STRIDE(i, total) {
-        const int     cv = (int)(i % ncv);
-        const int64_t p  = i / ncv;
-        const int     ox = (int)(p % Wo);
-        const int64_t r  = p / Wo;
-        const int     oy = (int)(r % Ho);
-        const int64_t b  = r / Ho;
-        float         acc[V];
-#pragma unroll
-        for (int j = 0; j < V; j++) acc[j] = 0.0f;
+        const ck_out_vec o = resize_out_vec(i, C / V, Wo, Ho);
+        float            acc[V];
         for (int k = 0; k < src.n; k++) {
-            const int     H = src.h[k], W = src.w[k];
-            const ck_tap  ty = resize_tap(oy, Ho, H), tx = resize_tap(ox, Wo, W);
-            const T      *x  = (const T *)src.x[k];
-            const T      *r0 = x + (b * H + ty.i0) * (int64_t)W * C + (int64_t)cv * V;
-            const T      *r1 = x + (b * H + ty.i1) * (int64_t)W * C + (int64_t)cv * V;
-            const ck_vec<T, V> va = ck_vload<T, V>(r0 + (int64_t)tx.i0 * C), vb = ck_vload<T, V>(r0 + (int64_t)tx.i1 * C);
-            const ck_vec<T, V> vc = ck_vload<T, V>(r1 + (int64_t)tx.i0 * C), vd = ck_vload<T, V>(r1 + (int64_t)tx.i1 * C);
+            float v[V];
+            resize_at<T, V>(v, (const T *)src.x[k], src.h[k], src.w[k], C, o, Ho, Wo);
 #pragma unroll
-            for (int j = 0; j < V; j++) {
-                const float top = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(va.v[j])), __fmul_rn(tx.l1, ck_ldf(vb.v[j])));
-                const float bot = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(vc.v[j])), __fmul_rn(tx.l1, ck_ldf(vd.v[j])));
-                const float v   = __fadd_rn(__fmul_rn(ty.l0, top), __fmul_rn(ty.l1, bot));
-                acc[j]          = k ? __fadd_rn(acc[j], v) : v;
-            }
+            for (int j = 0; j < V; j++) acc[j] = k ? __fadd_rn(acc[j], v[j]) : v[j];
         }
         ck_vec<T, V> out;
 #pragma unroll
         for (int j = 0; j < V; j++) out.v[j] = ck_stf<T>(acc[j]);
         ck_vstore<T, V>(y + i * V, out);
     }
-}
-
-/* One source row's horizontal taps at a thread's output column: h = λ0·a + λ1·b, the CPU's roundings. */
-template <typename T, int V>
-__device__ __forceinline__ void resize_hrow(float (&h)[V], const T *row, const ck_tap &tx, int C) {
-    const ck_vec<T, V> a = ck_vload<T, V>(row + (int64_t)tx.i0 * C), b = ck_vload<T, V>(row + (int64_t)tx.i1 * C);
-#pragma unroll
-    for (int e = 0; e < V; e++) h[e] = __fadd_rn(__fmul_rn(tx.l0, ck_ldf(a.v[e])), __fmul_rn(tx.l1, ck_ldf(b.v[e])));
 }
 
 /* The same sums, each thread walking down kResizeRows output rows of one (column, channel vector): blockIdx.x =
@@ -197,11 +199,10 @@ __global__ void resize_sum_cols_kernel(T *__restrict__ y, ck_resize_srcs src, in
                 }
                 ib[k] = ty.i1;
             }
+            float v[V];
+            resize_vblend<V>(v, ha[k], hb[k], ty);
 #pragma unroll
-            for (int e = 0; e < V; e++) {
-                const float v = __fadd_rn(__fmul_rn(ty.l0, ha[k][e]), __fmul_rn(ty.l1, hb[k][e]));
-                acc[e]        = k ? __fadd_rn(acc[e], v) : v;
-            }
+            for (int e = 0; e < V; e++) acc[e] = k ? __fadd_rn(acc[e], v[e]) : v[e];
         }
         ck_vec<T, V> out;
 #pragma unroll
