@@ -148,9 +148,10 @@ __global__ void resize_sum_kernel(T *__restrict__ y, ck_resize_srcs src, int C, 
  * (b, group of rows), the threads of blockIdx.y cover 256 of the row's (ox, channel vector) pairs, channel vector
  * fastest (coalesced). A thread's horizontal taps are fixed, so per source it keeps the horizontal sums of the two
  * source rows it last used and recomputes only a row the vertical taps move onto: an upsampling by f needs a new
- * source row every f output rows, where the per-pixel kernel computes both rows' sums for every output and does
- * six 64-bit divisions and two tap divisions per source besides (0.50 ms for the decoder's 512-channel sum at
- * S = 2048 on the H200, bound by its instructions: the 268 MB it writes take about 0.07 ms). A row's sums are
+ * source row every f output rows, where the per-pixel kernel computes both rows' sums for every output, with
+ * 64-bit index divisions, two tap divisions per source and the source table copied to local memory (indexed by
+ * a runtime k) besides: 0.50 ms for the decoder's 512-channel sum at S = 2048 on the H200, where the 268 MB it
+ * writes take about 0.07 ms. A row's sums are
  * those the per-pixel kernel computes for it, and every output's taps, weights and order of operations are
  * its: the same bits. N sources, unrolled (no indexing of the parameter block, no arrays in local memory). */
 constexpr int kResizeRows = 8;
