@@ -105,15 +105,20 @@ extern "C" void ck_sigmoid_add_cuda(ck_backend *be, const ck_tensor *y, const ck
 
 /* ---- concat_sigmoid: y (P, Cy) = [a (P, ≥Ca)[:, :Ca], σ(b (P, Cb)), zeros (Cy − Ca − Cb)] ---- */
 
+/* channel c of pixel p of y */
+template <typename T, typename TB>
+__device__ __forceinline__ T concat_sigmoid_at(const T *a, const TB *b, int CA, int a_ch, int CB, int64_t p, int c) {
+    return c < a_ch        ? a[p * CA + c]
+           : c < a_ch + CB ? ck_stf<T>(ck_sigmoid_d(ck_ldf(b[p * CB + (c - a_ch)])))
+                           : ck_stf<T>(0.0f);
+}
+
 template <typename T, typename TB>
 __global__ void concat_sigmoid_kernel(T *__restrict__ y, const T *__restrict__ a, const TB *__restrict__ b, int CA,
                                       int a_ch, int CB, int CY, int64_t total) {
     CK_GRID_STRIDE(i, total) {
         const int64_t p = i / CY;
-        const int     c = (int)(i - p * CY);
-        y[i]            = c < a_ch        ? a[p * CA + c]
-                          : c < a_ch + CB ? ck_stf<T>(ck_sigmoid_d(ck_ldf(b[p * CB + (c - a_ch)])))
-                                          : ck_stf<T>(0.0f);
+        y[i]            = concat_sigmoid_at<T, TB>(a, b, CA, a_ch, CB, p, (int)(i - p * CY));
     }
 }
 
@@ -125,10 +130,7 @@ __global__ void concat_sigmoid_px_kernel(T *__restrict__ y, const T *__restrict_
     CK_GRID_STRIDE(p, npix) {
         ck_vec<T, CY> out;
 #pragma unroll
-        for (int c = 0; c < CY; c++)
-            out.v[c] = c < a_ch        ? a[p * CA + c]
-                       : c < a_ch + CB ? ck_stf<T>(ck_sigmoid_d(ck_ldf(b[p * CB + (c - a_ch)])))
-                                       : ck_stf<T>(0.0f);
+        for (int c = 0; c < CY; c++) out.v[c] = concat_sigmoid_at<T, TB>(a, b, CA, a_ch, CB, p, c);
         ck_vstore<T, CY>(y + p * CY, out);
     }
 }
