@@ -1,4 +1,5 @@
-/* Host emulation of src/ops/cuda/gemm_sm90.cu (the encoder linears' GEMM with its epilogue): the kernel's own
+/* Host emulation of src/ops/cuda/gemm_sm90.cu (the encoder linears' GEMM with its epilogue) and of
+ * src/ops/cuda/gemm_narrow.cu (the same for K ≤ 128 with the weight resident, persistent blocks): the kernels' own
  * source on the CPU through dev/cuda/emu_core.h (one coroutine per CUDA thread, cp.async landing at issue or only
  * at wait_group, wgmma through the 128-byte-swizzled descriptors), against a float64 product with the epilogue's
  * roundings replayed: every output within two units in the last place of its dtype. Partial tiles in M, N and K,
@@ -13,6 +14,8 @@
 
 #define CK_GEMM_LAUNCH(kern, grid, block, smem, stream, ...) emu::launch_smem(kern, grid, block, smem, __VA_ARGS__)
 #include "../../src/ops/cuda/gemm_sm90.cu"
+#define CK_NARROW_SMS 3 /* a small persistent grid: each block walks several tiles, the last ones partial */
+#include "../../src/ops/cuda/gemm_narrow.cu"
 
 #include <cmath>
 
@@ -28,7 +31,7 @@ struct Case {
     bool ln;                      /* a LayerNorm in front: x normalized on the fly with given row statistics */
 };
 
-static void run_case(const Case &c, int copy_mode, uint32_t seed) {
+static void run_case(const Case &c, int copy_mode, uint32_t seed, bool narrow) {
     const bool   bf = c.bf16;
     const size_t guard = 256;
     std::mt19937 rng(seed);
@@ -64,11 +67,12 @@ static void run_case(const Case &c, int copy_mode, uint32_t seed) {
     a.M = c.M, a.N = c.N, a.K = c.K, a.act = c.act, a.bf16 = bf;
     if (c.ln) a.ln_stats = lns.data(), a.ln_g = lng.data(), a.ln_b = lnb.data();
     const long mma0 = emu::n_mma;
-    const int  ran  = ck__gemm_sm90(&a, nullptr);
+    const int  ran  = narrow ? ck__gemm_narrow_sm90(&a, nullptr) : ck__gemm_sm90(&a, nullptr);
     g_count++;
     char name[160];
-    snprintf(name, sizeof name, "%s M=%-4d N=%-4d K=%-4d act=%d bias=%d res=%d ln=%d copies=%s", bf ? "bf16" : "f16 ",
-             c.M, c.N, c.K, c.act, c.bias, c.res, (int)c.ln, copy_mode ? "deferred" : "at-issue");
+    snprintf(name, sizeof name, "%s %s M=%-4d N=%-4d K=%-4d act=%d bias=%d res=%d ln=%d copies=%s",
+             narrow ? "narrow" : "tiled ", bf ? "bf16" : "f16 ", c.M, c.N, c.K, c.act, c.bias, c.res, (int)c.ln,
+             copy_mode ? "deferred" : "at-issue");
     if (!ran) {
         printf("NOT OK %s: the launcher declined\n", name);
         g_fail++;
@@ -122,9 +126,22 @@ int main(int argc, char **argv) {
         {false, 200, 336, 112, 0, 1, 0, true},  {true, 130, 448, 112, 1, 1, 0, true},
         {false, 70, 128, 224, 1, 2, 1, true},   {true, 129, 136, 200, 0, 1, 0, true},
     };
+    /* the narrow kernel's: K ≤ 128 (one or two 64-wide operand tiles), N ≤ 512 (one to four 128-column chunks,
+     * odd counts too), M over several tiles per block of the 3-block grid and a partial last tile */
+    const Case narrow_cases[] = {
+        /* bf16    M    N    K  act bias res ln */
+        {false, 128, 128, 64, 0, 0, 0, false},  {false, 700, 336, 112, 0, 1, 0, false},
+        {true, 700, 448, 112, 1, 1, 0, false},  {false, 1000, 112, 112, 0, 1, 2, false},
+        {false, 391, 448, 112, 1, 2, 1, false}, {true, 300, 512, 128, 2, 1, 0, false},
+        {false, 257, 24, 40, 1, 1, 1, false},   {true, 129, 136, 8, 0, 2, 2, false},
+        {false, 520, 336, 112, 0, 1, 0, true},  {true, 650, 448, 112, 1, 1, 0, true},
+        {false, 1, 256, 96, 1, 1, 1, true},     {false, 900, 384, 64, 0, 0, 0, false},
+    };
     uint32_t seed = 1;
     for (int mode = 0; mode < 2; mode++)
-        for (const Case &c : cases) run_case(c, mode, seed++);
+        for (const Case &c : cases) run_case(c, mode, seed++, false);
+    for (int mode = 0; mode < 2; mode++)
+        for (const Case &c : narrow_cases) run_case(c, mode, seed++, true);
     printf("gemm_emu: %d cases, %d failed\n", g_count, g_fail);
     return g_fail ? 1 : 0;
 }

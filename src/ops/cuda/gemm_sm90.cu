@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include "ops/cuda/gemm_sm90.h"
+#include "ops/cuda/gemm_tile.cuh"
 #include "ops/cuda/hopper.cuh"
 
 #ifndef CK_GEMM_LAUNCH
@@ -34,8 +35,8 @@
 
 namespace {
 
-constexpr int kBM = 128, kBN = 128, kBK = 64, kNS = 3, kThreads = 256;
-constexpr int kTile   = 128 * 128;                 /* one operand tile: 128 rows × 64 elements (128 bytes) */
+constexpr int kBM = 128, kBN = 128, kBK = 64, kNS = 3, kThreads = kGemmThreads;
+constexpr int kTile   = kGemmTile;                 /* one operand tile: 128 rows × 64 elements (128 bytes) */
 constexpr int kStage  = 2 * kTile;                 /* A then B */
 constexpr int kSmem   = 1024 + kNS * kStage;       /* alignment slack + the ring: 97 KiB, two blocks per SM */
 constexpr int kStageRow = 128 + 4;                 /* floats per epilogue staging row (2 × 64 rows fit the ring) */
@@ -50,22 +51,6 @@ template <typename T> struct Params {
     int64_t      M;
     int          N, K, act, nt;
 };
-
-/* Rows [r0, r0 + 128) × columns [k0, k0 + 64) of a row-major (rows, K) matrix into a swizzled tile: chunk c (8
- * elements) of row r at r·128 + ((c ^ (r & 7)) · 16); rows ≥ rows and columns ≥ K are zeros. */
-template <typename T>
-__device__ __forceinline__ void load_tile(uint8_t *s, const T *g, int64_t r0, int64_t rows, int k0, int K, int t) {
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const int     i = t + kThreads * j, r = i >> 3, c = i & 7;
-        const int64_t row = r0 + r;
-        const int     k   = k0 + 8 * c;
-        const bool    ok  = row < rows && k < K;
-        ck__cp_async16(s + r * 128 + ((c ^ (r & 7)) << 4), ok ? g + row * K + k : g, ok);
-    }
-}
-
-__device__ __forceinline__ float gelu_erf(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)); }
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> p) {
@@ -94,37 +79,11 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
     /* LayerNorm prologue: this thread copies the A chunks of rows t/8 + 32j (j < 4), channel chunk t % 8 of every
      * k-step, and normalizes exactly those once they have landed (before the barrier that publishes them) */
     float2 lnr[4];
-    if (p.ln) {
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const int64_t m = m0 + (t >> 3) + 32 * j;
-            lnr[j]          = m < p.M ? p.ln[m] : make_float2(0.0f, 0.0f);
-        }
-    }
+    if (p.ln) ln_rows(lnr, p.ln, m0, p.M, t);
     const uint32_t ring_addr = ck__smem_addr(ring);
     for (int kt = 0; kt < nk; kt++) {
         ck__cp_async_wait<kNS - 2>(); /* this thread's copies of tile kt have landed */
-        if (p.ln) {
-            const int k = kt * kBK + 8 * (t & 7), c = t & 7;
-            if (k < p.K) {
-                float g[8], b[8];
-#pragma unroll
-                for (int e = 0; e < 8; e++) g[e] = p.ln_g[k + e], b[e] = p.ln_b[k + e];
-#pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const int r = (t >> 3) + 32 * j;
-                    if (m0 + r >= p.M) continue;
-                    uint4 *q  = reinterpret_cast<uint4 *>(ring + (kt % kNS) * kStage + r * 128 + ((c ^ (r & 7)) << 4));
-                    uint4  v  = *q; /* one 16-byte access (a memcpy here compiles to bytes) */
-                    T     *e8 = reinterpret_cast<T *>(&v);
-#pragma unroll
-                    for (int e = 0; e < 8; e++)
-                        e8[e] = ck__f2h<T>(__fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(ck__h2f(e8[e]), lnr[j].x), lnr[j].y), g[e]),
-                                                  b[e]));
-                    *q = v;
-                }
-            }
-        }
+        if (p.ln) ln_tile<T>(ring + (kt % kNS) * kStage, kt * kBK, p.K, m0, p.M, lnr, p.ln_g, p.ln_b, t);
         ck__fence_proxy_async();
         __syncthreads(); /* everyone's have, and every warpgroup's MMAs of tile kt − 1 are done */
         {

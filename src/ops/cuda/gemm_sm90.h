@@ -42,6 +42,11 @@ typedef struct ck__gemm_args {
  * nothing. */
 int ck__gemm_sm90(const ck__gemm_args *a, cudaStream_t stream);
 
+/* The same product for K ≤ 128 and N ≤ 512 (the first stage's linears) with the weight resident in shared memory
+ * and one persistent block per SM (gemm_narrow.cu); the same results bit for bit. Returns 0 where it cannot run
+ * (as above, or K or N out of its range). */
+int ck__gemm_narrow_sm90(const ck__gemm_args *a, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

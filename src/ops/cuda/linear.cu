@@ -20,6 +20,8 @@
  *     (CPU order: act(xWᵀ + b) + r).
  * CK_LINEAR_GEMM=1 routes linears with an activation (fc1's GELU) to gemm_sm90.cu on Hopper instead: the same
  * roundings, the activation and residual applied to the accumulators, no second pass (=all: every 16-bit linear).
+ * CK_LINEAR_NARROW=1 routes those with K ≤ 128 (the first stage's) to gemm_narrow.cu: the same results, the
+ * weight resident in shared memory.
  * Plans (descriptors + heuristic algorithm) are cached per problem in the backend. If cuBLASLt has no
  * algorithm for a problem, a plain tiled fp32-accumulate kernel computes it (correct, slow; odd shapes). */
 #include "ops/cuda/common.cuh"
@@ -192,6 +194,13 @@ static void launch_fallback(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x,
     CK_KERNEL_CHECK(cu);
 }
 
+/* CK_LINEAR_NARROW=1 (read at every call, opt-in until timed on the device): linears and LayerNorm-linears with
+ * K ≤ 128 through gemm_narrow.cu */
+static int narrow_wanted(void) {
+    const char *e = getenv("CK_LINEAR_NARROW");
+    return e && !strcmp(e, "1");
+}
+
 extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
                                const ck_tensor *b, ck_act act, const ck_tensor *residual) {
     ck_cuda      *cu = ck_cuda_of(be);
@@ -210,17 +219,20 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
     /* the bias cuBLASLt adds: (N) in the output dtype; NULL when there is none or no copy could be made */
     const void  *lt_b = !b ? NULL : ot == CK_DTYPE_F32 ? (const void *)bias : ck__derived_get(be, b, CK_DERIVED_CAST, ot);
 
-    /* CK_LINEAR_GEMM=1: linears with an activation through the Hopper GEMM with the epilogue in registers
-     * (gemm_sm90.cu: no second pass over y); =all: every 16-bit linear (A/B runs). Declines elsewhere. */
+    /* CK_LINEAR_NARROW=1: the first stage's narrow linears (K ≤ 128) with the weight resident (gemm_narrow.cu);
+     * CK_LINEAR_GEMM=1: linears with an activation through the Hopper GEMM with the epilogue in registers
+     * (gemm_sm90.cu: no second pass over y); =all: every 16-bit linear (A/B runs). Each declines elsewhere. */
     if (ot == dt && dt != CK_DTYPE_F32 && cu->cc_major == 9 && cu->cc_minor == 0) {
-        const char *env = getenv("CK_LINEAR_GEMM");
-        if (env && (!strcmp(env, "all") || (!strcmp(env, "1") && act != CK_ACT_NONE))) {
+        const char *env    = getenv("CK_LINEAR_GEMM");
+        const int   gemm   = env && (!strcmp(env, "all") || (!strcmp(env, "1") && act != CK_ACT_NONE));
+        const int   narrow = K <= 128 && narrow_wanted();
+        if (narrow || gemm) {
             ck__gemm_args g;
             memset(&g, 0, sizeof g);
             g.x = x->data, g.w = w->data, g.y = y->data, g.res = res;
             g.bias_t = lt_b, g.bias_f = lt_b ? NULL : bias;
             g.M = M, g.N = (int)N, g.K = (int)K, g.act = (int)act, g.bf16 = dt == CK_DTYPE_BF16;
-            if (ck__gemm_sm90(&g, cu->stream)) {
+            if ((narrow && ck__gemm_narrow_sm90(&g, cu->stream)) || (gemm && ck__gemm_sm90(&g, cu->stream))) {
                 CK_KERNEL_CHECK(cu);
                 return;
             }
@@ -307,7 +319,9 @@ extern "C" void ck_layernorm_linear_cuda(ck_backend *be, const ck_tensor *y, con
         /* the GEMM's own checks first (without launching), so that the statistics are not computed for nothing */
         const int shape_ok = N % 8 == 0 && K % 8 == 0 && ((uintptr_t)x->data | (uintptr_t)w->data |
                                                            (uintptr_t)y->data | (uintptr_t)g.res) % 16 == 0;
-        if (shape_ok && ck__layernorm_row_stats(cu, x, eps, stats) && ck__gemm_sm90(&g, cu->stream)) {
+        const int narrow = K <= 128 && N <= 512 && narrow_wanted();
+        if (shape_ok && ck__layernorm_row_stats(cu, x, eps, stats) &&
+            ((narrow && ck__gemm_narrow_sm90(&g, cu->stream)) || ck__gemm_sm90(&g, cu->stream))) {
             CK_KERNEL_CHECK(cu);
             return;
         }

@@ -1,0 +1,250 @@
+/* The encoder's narrow linears (K ≤ 128: the first stage's qkv, proj and fc1 at K = 112) on Hopper, with the
+ * weights resident in shared memory (gemm_sm90.h states what it computes; ck__gemm_narrow_sm90 takes the same
+ * arguments as ck__gemm_sm90). Host emulation: dev/cuda/gemm_emu.cpp.
+ * ref: PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" (wgmma.mma_async, wait_group).
+ *
+ * Why: at K = 112 a row of x is 224 bytes and a row of y 224 to 896, so these linears move bytes rather than
+ * multiply: at S = 2048 the 262,144 rows of the first stage cost cuBLASLt 0.14 ms per linear where the traffic
+ * alone takes about 0.05, and fc1's exact GELU is a second pass over its 235 MB output. Here a persistent block
+ * per SM loads the whole weight (N ≤ 512 rows of ≤ 128 elements, at most 128 KiB) once, then walks its share of
+ * 128-row tiles of x: each tile is read from memory once (not once per 128 columns of y), the next tile's copy
+ * is in flight while this one is multiplied, and y is written once, bias, GELU and residual applied in registers.
+ * Shape: two warpgroups, each 64 rows of the tile; y's columns in chunks of 128 (wgmma m64n128k16, both operands
+ * K-major with the 128-byte swizzle), two accumulator sets so that chunk c + 1's MMAs run while chunk c's
+ * epilogue does (its GELU is the costliest part of fc1). KC = ceil(K / 64) operand tiles per row block, NC =
+ * ceil(N / 128) column chunks; NS tiles of x in the ring (3 where the weight leaves room, else 2).
+ * The body exists only in sm_90a images; ck__gemm_narrow_sm90 declines elsewhere (the caller then goes on to its
+ * other paths).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <type_traits>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "ops/cuda/gemm_sm90.h"
+#include "ops/cuda/gemm_tile.cuh"
+#include "ops/cuda/hopper.cuh"
+
+#ifndef CK_GEMM_LAUNCH
+#define CK_GEMM_LAUNCH(kern, grid, block, smem, stream, ...) kern<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
+#endif
+
+namespace {
+
+template <typename T> struct NarrowParams {
+    const T      *x, *w, *bias_t, *res;
+    T            *y;
+    const float  *bias_f;
+    const float2 *ln;          /* (M) (mean, rstd), or NULL */
+    const float  *ln_g, *ln_b; /* (K) */
+    int64_t       M, tiles;    /* tiles: ceil(M / 128) */
+    int           N, K, act;
+};
+
+constexpr int narrow_smem(int KC, int NC, int NS) { return 1024 + (NC * KC + NS * KC) * kGemmTile; }
+constexpr int kNarrowSmemMax = 232448; /* an SM's opt-in maximum on compute capability 9.0 */
+
+/* bias, activation and residual of one 64 × 128 accumulator chunk (rows m0 + 64·wg + 16·warp + lane/4 (+ 8),
+ * columns n0 + 8j + 2·(lane % 4) (+ 1)), each pair of columns one 4-byte load of the residual and one store */
+template <typename T>
+__device__ __forceinline__ void narrow_epilogue(const NarrowParams<T> &p, const float (&acc)[64], int64_t m0, int n0,
+                                                int wg, int warp, int lane) {
+    using T2 = typename std::conditional<std::is_same<T, __half>::value, __half2, __nv_bfloat162>::type;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int64_t m = m0 + 64 * wg + 16 * warp + (lane >> 2) + 8 * h;
+        if (m >= p.M) continue;
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            const int n = n0 + 8 * j + 2 * (lane & 3);
+            if (n >= p.N) continue; /* N is a multiple of 8: both columns are inside */
+            float v[2];
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                float f = acc[4 * j + 2 * h + e];
+                if (p.bias_t) f += ck__h2f(p.bias_t[n + e]);
+                else if (p.bias_f) f += p.bias_f[n + e];
+                if (p.act != 0) {
+                    f = ck__h2f(ck__f2h<T>(f)); /* the linear's output as stored, then the activation */
+                    f = p.act == 1 ? gelu_erf(f) : (f > 0.0f ? f : 0.0f);
+                }
+                v[e] = f;
+            }
+            T2 *yp = reinterpret_cast<T2 *>(p.y + m * p.N + n);
+            T2  o;
+            if (p.res) {
+                const T2 r = *reinterpret_cast<const T2 *>(p.res + m * p.N + n);
+                o.x = ck__f2h<T>(v[0] + ck__h2f(r.x)), o.y = ck__f2h<T>(v[1] + ck__h2f(r.y));
+            } else {
+                o.x = ck__f2h<T>(v[0]), o.y = ck__f2h<T>(v[1]);
+            }
+            *yp = o;
+        }
+    }
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
+/* chunk c's MMAs: this warpgroup's 64 rows of the x tile at `a` times the weight's rows [128c, 128c + 128) */
+template <typename T, int KC>
+__device__ __forceinline__ void narrow_mma(float (&acc)[64], uint32_t a, uint32_t wt, int c) {
+    ck__wgmma_fence();
+#pragma unroll
+    for (int kc = 0; kc < KC; kc++)
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            ck__wgmma_ss128<T>(acc, ck__desc_sw128(a + kc * kGemmTile + ks * 32),
+                               ck__desc_sw128(wt + (c * KC + kc) * kGemmTile + ks * 32), kc | ks);
+    ck__wgmma_commit();
+}
+#endif
+
+template <typename T, int KC, int NC, int NS>
+__global__ void __launch_bounds__(kGemmThreads, 1) gemm_narrow_kernel(const NarrowParams<T> p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
+    __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
+    uint8_t       *raw      = ck__dyn_smem();
+    const uint32_t raw_addr = ck__smem_addr(raw);
+    /* (NC, KC) weight tiles, then the ring of NS × (KC) x tiles; 1024-aligned for the swizzle */
+    uint8_t       *wtile = raw + ((1024 - (raw_addr & 1023)) & 1023);
+    uint8_t       *ring  = wtile + NC * KC * kGemmTile;
+    const int      t = threadIdx.x, wg = t >> 7, warp = (t >> 5) & 3, lane = t & 31;
+    if (t == 0) ck__keep_smem(marker);
+    const int64_t stride = gridDim.x;
+    /* the weight joins the first tile's copy group */
+#pragma unroll
+    for (int c = 0; c < NC; c++)
+#pragma unroll
+        for (int kc = 0; kc < KC; kc++) load_tile<T>(wtile + (c * KC + kc) * kGemmTile, p.w, 128 * c, p.N, 64 * kc, p.K, t);
+#pragma unroll
+    for (int s = 0; s < NS - 1; s++) {
+        const int64_t tile = blockIdx.x + s * stride;
+        if (tile < p.tiles)
+#pragma unroll
+            for (int kc = 0; kc < KC; kc++)
+                load_tile<T>(ring + (s * KC + kc) * kGemmTile, p.x, 128 * tile, p.M, 64 * kc, p.K, t);
+        ck__cp_async_commit(); /* one group per tile, empty or not, so the wait counts below hold */
+    }
+    const uint32_t wt_addr = ck__smem_addr(wtile), ring_addr = ck__smem_addr(ring);
+    float          acc0[64], acc1[64];
+    int            it = 0;
+    for (int64_t tile = blockIdx.x; tile < p.tiles; tile += stride, it++) {
+        const int64_t m0   = 128 * tile;
+        const int     slot = it % NS;
+        ck__cp_async_wait<NS - 2>(); /* this thread's copies of this tile (and the weight) have landed */
+        if (p.ln) {
+            float2 lnr[4];
+            ln_rows(lnr, p.ln, m0, p.M, t);
+#pragma unroll
+            for (int kc = 0; kc < KC; kc++)
+                ln_tile<T>(ring + (slot * KC + kc) * kGemmTile, 64 * kc, p.K, m0, p.M, lnr, p.ln_g, p.ln_b, t);
+        }
+        ck__fence_proxy_async();
+        __syncthreads(); /* everyone's copies have landed, and every MMA of the previous tile is done */
+        {
+            const int64_t next = tile + (NS - 1) * stride;
+            const int     ns   = (it + NS - 1) % NS;
+            if (next < p.tiles)
+#pragma unroll
+                for (int kc = 0; kc < KC; kc++)
+                    load_tile<T>(ring + (ns * KC + kc) * kGemmTile, p.x, 128 * next, p.M, 64 * kc, p.K, t);
+            ck__cp_async_commit();
+        }
+        const uint32_t a = ring_addr + slot * KC * kGemmTile + wg * 64 * 128;
+        narrow_mma<T, KC>(acc0, a, wt_addr, 0);
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            /* chunk c + 1 into the other set, then chunk c's epilogue while it runs */
+            if (c + 1 < NC) {
+                if (c % 2 == 0) narrow_mma<T, KC>(acc1, a, wt_addr, c + 1);
+                else narrow_mma<T, KC>(acc0, a, wt_addr, c + 1);
+                ck__wgmma_wait<1>();
+            } else {
+                ck__wgmma_wait<0>();
+            }
+            if (c % 2 == 0) {
+                ck__reg_fence(acc0);
+                narrow_epilogue<T>(p, acc0, m0, 128 * c, wg, warp, lane);
+            } else {
+                ck__reg_fence(acc1);
+                narrow_epilogue<T>(p, acc1, m0, 128 * c, wg, warp, lane);
+            }
+        }
+    }
+    ck__cp_async_wait<0>(); /* no copy outlives the block (the trailing groups are empty) */
+#else
+    (void)p;
+    __trap(); /* never launched: the host sees no marker in this image */
+#endif
+}
+
+/* the SMs of the current device (the persistent grid's size); the emulator build fixes a small count so that
+ * blocks walk several tiles */
+static int narrow_sm_count() {
+#ifdef CK_NARROW_SMS
+    return CK_NARROW_SMS;
+#else
+    static int cache[64];
+    int        dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    if (dev >= 0 && dev < 64 && cache[dev]) return cache[dev];
+    int n = 0;
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 0;
+    if (dev >= 0 && dev < 64) cache[dev] = n;
+    return n;
+#endif
+}
+
+template <typename T, int KC, int NC> int launch_kc_nc(const ck__gemm_args *a, cudaStream_t stream) {
+    constexpr int NS   = narrow_smem(KC, NC, 3) <= kNarrowSmemMax ? 3 : 2;
+    constexpr int smem = narrow_smem(KC, NC, NS);
+    static_assert(smem <= kNarrowSmemMax, "the weight and two tiles of x fit an SM");
+    auto kern = gemm_narrow_kernel<T, KC, NC, NS>;
+    if (!ck__sm90a_ready((const void *)kern)) return 0;
+    const int sms = narrow_sm_count();
+    if (sms < 1) return 0;
+    NarrowParams<T> p;
+    p.x = (const T *)a->x, p.w = (const T *)a->w, p.y = (T *)a->y, p.res = (const T *)a->res;
+    p.bias_t = (const T *)a->bias_t, p.bias_f = a->bias_f;
+    p.ln = (const float2 *)a->ln_stats, p.ln_g = a->ln_g, p.ln_b = a->ln_b;
+    p.M = a->M, p.N = a->N, p.K = a->K, p.act = a->act;
+    p.tiles = (a->M + 127) / 128;
+    const int64_t blocks = p.tiles < sms ? p.tiles : sms;
+    if (cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
+        return 0;
+    CK_GEMM_LAUNCH(kern, dim3((unsigned)blocks), dim3(kGemmThreads), (size_t)smem, stream, p);
+    return 1;
+}
+
+template <typename T> int launch_narrow(const ck__gemm_args *a, cudaStream_t stream) {
+    const int kc = (a->K + 63) / 64, nc = (a->N + 127) / 128;
+    if (kc == 1) {
+        switch (nc) {
+        case 1: return launch_kc_nc<T, 1, 1>(a, stream);
+        case 2: return launch_kc_nc<T, 1, 2>(a, stream);
+        case 3: return launch_kc_nc<T, 1, 3>(a, stream);
+        case 4: return launch_kc_nc<T, 1, 4>(a, stream);
+        }
+    } else if (kc == 2) {
+        switch (nc) {
+        case 1: return launch_kc_nc<T, 2, 1>(a, stream);
+        case 2: return launch_kc_nc<T, 2, 2>(a, stream);
+        case 3: return launch_kc_nc<T, 2, 3>(a, stream);
+        case 4: return launch_kc_nc<T, 2, 4>(a, stream);
+        }
+    }
+    return 0;
+}
+
+} /* namespace */
+
+extern "C" int ck__gemm_narrow_sm90(const ck__gemm_args *a, cudaStream_t stream) {
+    const uintptr_t al = (uintptr_t)a->x | (uintptr_t)a->w | (uintptr_t)a->y | (uintptr_t)a->res;
+    /* 4-byte pairs of y and the residual; x, w 16-byte pieces */
+    if ((al & 15) || ((uintptr_t)a->ln_stats & 7) || a->x == a->y || a->M < 1 || a->N < 8 || a->K < 8 ||
+        a->N % 8 || a->K % 8 || a->K > 128 || a->N > 512 || a->act < 0 || a->act > 2)
+        return 0;
+    return a->bf16 ? launch_narrow<__nv_bfloat16>(a, stream) : launch_narrow<__half>(a, stream);
+}
