@@ -1,5 +1,5 @@
 /* fused_bench: the fused refiner convolution (src/ops/cuda/refiner_conv.cu) against cuDNN's convolution, and the
- * encoder GEMM with its epilogue (src/ops/cuda/gemm_sm90.cu) against cuBLASLt (+ the separate erf-GELU pass), on
+ * encoder GEMM with its epilogue (src/ops/cuda/gemm_sm90.cu, and gemm_narrow.cu where K ≤ 128) against cuBLASLt (+ the separate erf-GELU pass), on
  * the model's shapes, fp16, one process. Standalone; not part of the build; Hopper only.
  *
  *   make -C dev/cuda fused_bench && OUT=. dev/cuda/fused_bench [--runs N]
@@ -203,6 +203,22 @@ static void gemm_case(cublasLtHandle_t lt, void *ltws, size_t ltwsb, int64_t M, 
         return;
     }
     const double t_ours = time_ms([&] { ck__gemm_sm90(&g, g_st); });
+    /* the narrow kernel (K ≤ 128: the weight resident) where it runs: its time, and whether its y equals the
+     * tiled kernel's bit for bit (both round the same float32 sums once; only the MMAs' order could differ) */
+    double t_narrow = 0, narrow_diff = -1;
+    if (K <= 128) {
+        void *y2;
+        CU(cudaMalloc(&y2, (size_t)M * N * 2));
+        ck__gemm_args gn = g;
+        gn.y             = y2;
+        if (ck__gemm_narrow_sm90(&gn, g_st)) {
+            t_narrow = time_ms([&] { ck__gemm_narrow_sm90(&gn, g_st); });
+            ck__gemm_sm90(&g, g_st);
+            CU(cudaStreamSynchronize(g_st));
+            narrow_diff = rel_diff(y2, y1, (size_t)M * N);
+        }
+        cudaFree(y2);
+    }
 
     /* cuBLASLt as linear.cu calls it: yᵀ (N×M) = op_T(w) · xᵀ, bias epilogue, beta = 1 with the residual */
     cublasLtMatmulDesc_t   op;
@@ -245,10 +261,13 @@ static void gemm_case(cublasLtHandle_t lt, void *ltws, size_t ltwsb, int64_t M, 
     const double diff = rel_diff(y1, y0, (size_t)n);
     const double tf   = 2.0 * M * N * K * 1e-9;
     printf("gemm  %7lldx%-4dx%-4d act=%d res=%d | ours %7.3f ms %6.0f TF/s | cuBLASLt %7.3f ms (+GELU pass %7.3f) | "
-           "diff %.2e\n",
-           (long long)M, N, K, act, res, t_ours, tf / t_ours, t_lt, t_lt_pass, diff);
+           "diff %.2e | narrow %7.3f ms (diff to ours %.2e, -1: did not run)\n",
+           (long long)M, N, K, act, res, t_ours, tf / t_ours, t_lt, t_lt_pass, diff, t_narrow, narrow_diff);
     fprintf(g_csv, "gemm,%lld,%d,%d,%d,%d,%.4f,%.4f,%.4f,%.3e\n", (long long)M, N, K, act, res, t_ours, t_lt, t_lt_pass,
             diff);
+    if (K <= 128)
+        fprintf(g_csv, "gemm_narrow,%lld,%d,%d,%d,%d,%.4f,%.4f,%.4f,%.3e\n", (long long)M, N, K, act, res, t_narrow,
+                t_lt, t_lt_pass, narrow_diff);
     cublasLtMatmulPreferenceDestroy(pref), cublasLtMatrixLayoutDestroy(la), cublasLtMatrixLayoutDestroy(lb);
     cublasLtMatrixLayoutDestroy(lc), cublasLtMatmulDescDestroy(op);
     cudaFree(x), cudaFree(w), cudaFree(b16), cudaFree(y0), cudaFree(y1);
@@ -289,7 +308,9 @@ int main(int argc, char **argv) {
         gemm_case(lt, ltws, ltwsb, toks[s], 4 * dims[s], dims[s], 1, 0);
         gemm_case(lt, ltws, ltwsb, toks[s], dims[s], 4 * dims[s], 0, 1);
     }
-    gemm_case(lt, ltws, ltwsb, 8 * 16384, 448, 112, 1, 0); /* 8 × 512²: stage 0's fc1 */
+    gemm_case(lt, ltws, ltwsb, toks[0], dims[0], dims[0], 0, 1); /* stage 0's proj (+ residual) */
+    gemm_case(lt, ltws, ltwsb, 8 * 16384, 448, 112, 1, 0);     /* 8 × 512²: stage 0's fc1 */
+    gemm_case(lt, ltws, ltwsb, 8 * 16384, 336, 112, 0, 0);     /* and its qkv */
     if (g_csv != stdout) fclose(g_csv);
     return 0;
 }

@@ -34,7 +34,8 @@
 #             (default: the default, the per-pixel resize-sum `CK_RESIZE_SUM=pixel` (the kernel the default
 #             replaced), the fused refiner `CK_REFINER_FUSED=auto`, global attention straight
 #             from qkv from 1024 rows `CK_ATTN_TOKENS_MIN=1024`, the patch embedding over 4×4 blocks
-#             `CK_PATCH_S2D=1`, P·V over a head's 56 columns `CK_ATTN_PV56=1`, the four, FP8 global attention
+#             `CK_PATCH_S2D=1`, P·V over a head's 56 columns `CK_ATTN_PV56=1`, the first stage's linears with the
+#             weight resident `CK_LINEAR_NARROW=1`, the four (and with the narrow linears), FP8 global attention
 #             `CK_ATTN_FP8=1`; also CK_LINEAR_GEMM=1|all, CK_LN_LINEAR=1, CK_LN_ROWS=1;
 #             commas join several) beside each other in one call; the per-op profile and the per-kernel device
 #             times (ncu) at 2048 of the default and of each of OPTIN_GATES, then the fp16 precision gate with
@@ -160,7 +161,7 @@ if has optin; then
     # OPTIN_VARIANTS: the settings timed side by side; OPTIN_GATES: the settings profiled per kernel and put
     # through the precision gate (each a space-free list of switches joined by commas)
     all4=CK_REFINER_FUSED=auto,CK_ATTN_TOKENS_MIN=1024,CK_PATCH_S2D=1,CK_ATTN_PV56=1
-    variants=${OPTIN_VARIANTS:-default CK_RESIZE_SUM=pixel CK_REFINER_FUSED=auto CK_ATTN_TOKENS_MIN=1024 CK_PATCH_S2D=1 CK_ATTN_PV56=1 $all4 CK_ATTN_FP8=1}
+    variants=${OPTIN_VARIANTS:-default CK_RESIZE_SUM=pixel CK_REFINER_FUSED=auto CK_ATTN_TOKENS_MIN=1024 CK_PATCH_S2D=1 CK_ATTN_PV56=1 CK_LINEAR_NARROW=1 $all4 $all4,CK_LINEAR_NARROW=1 CK_ATTN_FP8=1}
     gates=${OPTIN_GATES:-$all4 CK_ATTN_FP8=1}
     for v in $variants; do
         e=""; [ "$v" != default ] && e=${v//,/ }
