@@ -63,16 +63,7 @@ __device__ __forceinline__ void narrow_epilogue(const NarrowParams<T> &p, const 
             if (n >= p.N) continue; /* N is a multiple of 8: both columns are inside */
             float v[2];
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-                float f = acc[4 * j + 2 * h + e];
-                if (p.bias_t) f += ck__h2f(p.bias_t[n + e]);
-                else if (p.bias_f) f += p.bias_f[n + e];
-                if (p.act != 0) {
-                    f = ck__h2f(ck__f2h<T>(f)); /* the linear's output as stored, then the activation */
-                    f = p.act == 1 ? gelu_erf(f) : (f > 0.0f ? f : 0.0f);
-                }
-                v[e] = f;
-            }
+            for (int e = 0; e < 2; e++) v[e] = gemm_epi<T>(acc[4 * j + 2 * h + e], p.bias_t, p.bias_f, n + e, true, p.act);
             T2 *yp = reinterpret_cast<T2 *>(p.y + m * p.N + n);
             T2  o;
             if (p.res) {

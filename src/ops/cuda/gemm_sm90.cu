@@ -119,18 +119,7 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
             const int c = 8 * j + 2 * (lane & 3), n = n0 + c;
             float     v[2];
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-                float f = acc[4 * j + 2 * h + e];
-                if (n < p.N) {
-                    if (p.bias_t) f += ck__h2f(p.bias_t[n + e]);
-                    else if (p.bias_f) f += p.bias_f[n + e];
-                }
-                if (p.act != 0) {
-                    f = ck__h2f(ck__f2h<T>(f)); /* the linear's output as stored, then the activation */
-                    f = p.act == 1 ? gelu_erf(f) : (f > 0.0f ? f : 0.0f);
-                }
-                v[e] = f;
-            }
+            for (int e = 0; e < 2; e++) v[e] = gemm_epi<T>(acc[4 * j + 2 * h + e], p.bias_t, p.bias_f, n + e, n < p.N, p.act);
             *reinterpret_cast<float2 *>(stage + rl * kStageRow + c) = make_float2(v[0], v[1]);
         }
     }

@@ -64,6 +64,22 @@ __device__ __forceinline__ void ln_rows(float2 (&lnr)[4], const float2 *__restri
 
 __device__ __forceinline__ float gelu_erf(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)); }
 
+/* One accumulator through the epilogue: + the bias of column n (where `inside`), then for act ≠ 0 the linear's
+ * output rounded as stored and the activation (exact erf GELU or ReLU). The residual and the final rounding are
+ * the caller's. */
+template <typename T>
+__device__ __forceinline__ float gemm_epi(float f, const T *bias_t, const float *bias_f, int n, bool inside, int act) {
+    if (inside) {
+        if (bias_t) f += ck__h2f(bias_t[n]);
+        else if (bias_f) f += bias_f[n];
+    }
+    if (act != 0) {
+        f = ck__h2f(ck__f2h<T>(f)); /* the linear's output as stored, then the activation */
+        f = act == 1 ? gelu_erf(f) : (f > 0.0f ? f : 0.0f);
+    }
+    return f;
+}
+
 } /* namespace */
 
 #endif
