@@ -769,6 +769,18 @@ static void test_op_linear(void) {
     test_linear(333, 1792, 448, 0, CK_ACT_NONE, 1);
     unsetenv("CK_LINEAR_GEMM");
     test_linear(1000, 130, 70, 0, CK_ACT_GELU, 1);
+    /* the narrow linears with the weight resident (CK_LINEAR_NARROW; elsewhere, and past K = 128 or N = 512,
+     * the default path): the first stage's qkv, fc1 (GELU), proj with the residual in place at S = 512 over
+     * 128 persistent tiles and more; ragged last tiles, K of one operand tile, odd chunk counts, ReLU */
+    setenv("CK_LINEAR_NARROW", "1", 1);
+    test_linear(16384, 112, 336, 1, CK_ACT_NONE, 0);
+    test_linear(16384, 112, 448, 1, CK_ACT_GELU, 0);
+    test_linear(16384, 112, 112, 1, CK_ACT_NONE, 2);
+    test_linear(40001, 112, 224, 1, CK_ACT_GELU, 1);
+    test_linear(1001, 64, 512, 0, CK_ACT_RELU, 0);
+    test_linear(77, 24, 40, 1, CK_ACT_GELU, 1);
+    test_linear(300, 112, 520, 1, CK_ACT_NONE, 0); /* N past 512: declined, the default path */
+    unsetenv("CK_LINEAR_NARROW");
 }
 
 static void test_op_layernorm(void) {
@@ -1138,6 +1150,11 @@ static void test_op_layernorm_linear(void) {
     test_layernorm_linear(1001, 448, 1792, CK_ACT_GELU, 0); /* stage 2, ragged rows */
     test_layernorm_linear(256, 896, 3584, CK_ACT_GELU, 1);  /* stage 3, a residual after the activation */
     test_layernorm_linear(37, 20, 12, CK_ACT_NONE, 0);      /* widths off the 16-byte grid: the composition */
+    setenv("CK_LINEAR_NARROW", "1", 1);                     /* the same GEMM with the weight resident */
+    test_layernorm_linear(16384, 112, 336, CK_ACT_NONE, 0);
+    test_layernorm_linear(16384, 112, 448, CK_ACT_GELU, 0);
+    test_layernorm_linear(1001, 112, 112, CK_ACT_NONE, 1);
+    unsetenv("CK_LINEAR_NARROW");
 }
 
 /* The registry: one case per op of ops_list.h, both lists. An op without its test_op_<name> above does not
