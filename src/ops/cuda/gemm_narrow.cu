@@ -7,12 +7,14 @@
  * multiply: at S = 2048 the 262,144 rows of the first stage cost cuBLASLt 0.14 ms per linear where the traffic
  * alone takes about 0.05, and fc1's exact GELU is a second pass over its 235 MB output. Here a persistent block
  * per SM loads the whole weight (N ≤ 512 rows of ≤ 128 elements, at most 128 KiB) once, then walks its share of
- * 128-row tiles of x: each tile is read from memory once (not once per 128 columns of y), the next tile's copy
- * is in flight while this one is multiplied, and y is written once, bias, GELU and residual applied in registers.
- * Shape: two warpgroups, each 64 rows of the tile; y's columns in chunks of 128 (wgmma m64n128k16, both operands
- * K-major with the 128-byte swizzle), two accumulator sets so that chunk c + 1's MMAs run while chunk c's
- * epilogue does (its GELU is the costliest part of fc1). KC = ceil(K / 64) operand tiles per row block, NC =
- * ceil(N / 128) column chunks; NS tiles of x in the ring (3 where the weight leaves room, else 2).
+ * 64-row tiles of x: each tile is read from memory once (not once per 128 columns of y), the next tiles' copies
+ * are in flight while this one is multiplied, and y is written once, bias, GELU and residual applied in registers.
+ * Shape: two warpgroups that walk their tiles independently (each its own ring and named barrier; only the
+ * weight is the block's), so one's MMAs overlap the other's epilogue; y's columns in chunks of 128 (wgmma
+ * m64n128k16, both operands K-major with the 128-byte swizzle), two accumulator sets so that chunk c + 1's MMAs
+ * also run while chunk c's epilogue does (its GELU is the costliest part of fc1). KC = ceil(K / 64) operand
+ * tiles per row block, NC = ceil(N / 128) column chunks; NS tiles of x per warpgroup's ring (3 where the weight
+ * leaves room, else 2).
  * The body exists only in sm_90a images; ck__gemm_narrow_sm90 declines elsewhere (the caller then goes on to its
  * other paths).
  */
@@ -40,22 +42,23 @@ template <typename T> struct NarrowParams {
     const float  *bias_f;
     const float2 *ln;          /* (M) (mean, rstd), or NULL */
     const float  *ln_g, *ln_b; /* (K) */
-    int64_t       M, tiles;    /* tiles: ceil(M / 128) */
+    int64_t       M, tiles;    /* tiles: ceil(M / 64) */
     int           N, K, act;
 };
 
-constexpr int narrow_smem(int KC, int NC, int NS) { return 1024 + (NC * KC + NS * KC) * kGemmTile; }
+constexpr int kNarrowTile = 64 * 128; /* bytes of one warpgroup's x tile: 64 rows × 64 elements */
+constexpr int narrow_smem(int KC, int NC, int NS) { return 1024 + NC * KC * kGemmTile + 2 * NS * KC * kNarrowTile; }
 constexpr int kNarrowSmemMax = 232448; /* an SM's opt-in maximum on compute capability 9.0 */
 
-/* bias, activation and residual of one 64 × 128 accumulator chunk (rows m0 + 64·wg + 16·warp + lane/4 (+ 8),
- * columns n0 + 8j + 2·(lane % 4) (+ 1)), each pair of columns one 4-byte load of the residual and one store */
+/* bias, activation and residual of one 64 × 128 accumulator chunk (rows m0 + 16·warp + lane/4 (+ 8), columns
+ * n0 + 8j + 2·(lane % 4) (+ 1)), each pair of columns one 4-byte load of the residual and one store */
 template <typename T>
 __device__ __forceinline__ void narrow_epilogue(const NarrowParams<T> &p, const float (&acc)[64], int64_t m0, int n0,
-                                                int wg, int warp, int lane) {
+                                                int warp, int lane) {
     using T2 = typename std::conditional<std::is_same<T, __half>::value, __half2, __nv_bfloat162>::type;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-        const int64_t m = m0 + 64 * wg + 16 * warp + (lane >> 2) + 8 * h;
+        const int64_t m = m0 + 16 * warp + (lane >> 2) + 8 * h;
         if (m >= p.M) continue;
 #pragma unroll
         for (int j = 0; j < 16; j++) {
@@ -78,7 +81,7 @@ __device__ __forceinline__ void narrow_epilogue(const NarrowParams<T> &p, const 
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
-/* chunk c's MMAs: this warpgroup's 64 rows of the x tile at `a` times the weight's rows [128c, 128c + 128) */
+/* chunk c's MMAs: the warpgroup's 64-row x tile at `a` (KC pieces of 64 columns) times the weight's rows [128c, 128c + 128) */
 template <typename T, int KC>
 __device__ __forceinline__ void narrow_mma(float (&acc)[64], uint32_t a, uint32_t wt, int c) {
     ck__wgmma_fence();
@@ -86,7 +89,7 @@ __device__ __forceinline__ void narrow_mma(float (&acc)[64], uint32_t a, uint32_
     for (int kc = 0; kc < KC; kc++)
 #pragma unroll
         for (int ks = 0; ks < 4; ks++)
-            ck__wgmma_ss128<T>(acc, ck__desc_sw128(a + kc * kGemmTile + ks * 32),
+            ck__wgmma_ss128<T>(acc, ck__desc_sw128(a + kc * kNarrowTile + ks * 32),
                                ck__desc_sw128(wt + (c * KC + kc) * kGemmTile + ks * 32), kc | ks);
     ck__wgmma_commit();
 }
@@ -98,52 +101,57 @@ __global__ void __launch_bounds__(kGemmThreads, 1) gemm_narrow_kernel(const Narr
     __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
     uint8_t       *raw      = ck__dyn_smem();
     const uint32_t raw_addr = ck__smem_addr(raw);
-    /* (NC, KC) weight tiles, then the ring of NS × (KC) x tiles; 1024-aligned for the swizzle */
+    const int      t = threadIdx.x, wg = t >> 7, tl = t & 127, warp = (t >> 5) & 3, lane = t & 31;
+    /* (NC, KC) weight tiles, then each warpgroup's ring of NS × (KC) 64-row x tiles; 1024-aligned (swizzle) */
     uint8_t       *wtile = raw + ((1024 - (raw_addr & 1023)) & 1023);
-    uint8_t       *ring  = wtile + NC * KC * kGemmTile;
-    const int      t = threadIdx.x, wg = t >> 7, warp = (t >> 5) & 3, lane = t & 31;
+    uint8_t       *ring  = wtile + NC * KC * kGemmTile + wg * NS * KC * kNarrowTile;
     if (t == 0) ck__keep_smem(marker);
-    const int64_t stride = gridDim.x;
-    /* the weight joins the first tile's copy group */
+    /* the warpgroups walk 64-row tiles on their own (tile 2·block + wg, then every 2·grid-th), so one's MMAs
+     * run while the other's epilogue does; only the weight, loaded once by both, needs the whole block */
+    const int64_t first = 2 * (int64_t)blockIdx.x + wg, stride = 2 * (int64_t)gridDim.x;
 #pragma unroll
     for (int c = 0; c < NC; c++)
 #pragma unroll
         for (int kc = 0; kc < KC; kc++) load_tile<T>(wtile + (c * KC + kc) * kGemmTile, p.w, 128 * c, p.N, 64 * kc, p.K, t);
+    ck__cp_async_commit();
 #pragma unroll
     for (int s = 0; s < NS - 1; s++) {
-        const int64_t tile = blockIdx.x + s * stride;
+        const int64_t tile = first + s * stride;
         if (tile < p.tiles)
 #pragma unroll
             for (int kc = 0; kc < KC; kc++)
-                load_tile<T>(ring + (s * KC + kc) * kGemmTile, p.x, 128 * tile, p.M, 64 * kc, p.K, t);
+                load_tile<T, 128>(ring + (s * KC + kc) * kNarrowTile, p.x, 64 * tile, p.M, 64 * kc, p.K, tl);
         ck__cp_async_commit(); /* one group per tile, empty or not, so the wait counts below hold */
     }
+    ck__cp_async_wait<NS - 1>(); /* the weight (the oldest group) has landed */
+    ck__fence_proxy_async();
+    __syncthreads();
     const uint32_t wt_addr = ck__smem_addr(wtile), ring_addr = ck__smem_addr(ring);
     float          acc0[64], acc1[64];
     int            it = 0;
-    for (int64_t tile = blockIdx.x; tile < p.tiles; tile += stride, it++) {
-        const int64_t m0   = 128 * tile;
+    for (int64_t tile = first; tile < p.tiles; tile += stride, it++) {
+        const int64_t m0   = 64 * tile;
         const int     slot = it % NS;
-        ck__cp_async_wait<NS - 2>(); /* this thread's copies of this tile (and the weight) have landed */
+        ck__cp_async_wait<NS - 2>(); /* this thread's copies of this tile have landed */
         if (p.ln) {
             float2 lnr[4];
-            ln_rows(lnr, p.ln, m0, p.M, t);
+            ln_rows<128>(lnr, p.ln, m0, p.M, tl);
 #pragma unroll
             for (int kc = 0; kc < KC; kc++)
-                ln_tile<T>(ring + (slot * KC + kc) * kGemmTile, 64 * kc, p.K, m0, p.M, lnr, p.ln_g, p.ln_b, t);
+                ln_tile<T, 128>(ring + (slot * KC + kc) * kNarrowTile, 64 * kc, p.K, m0, p.M, lnr, p.ln_g, p.ln_b, tl);
         }
         ck__fence_proxy_async();
-        __syncthreads(); /* everyone's copies have landed, and every MMA of the previous tile is done */
+        ck__bar_sync_n(1 + wg, 128); /* the warpgroup's copies have landed, its MMAs of the previous tile are done */
         {
             const int64_t next = tile + (NS - 1) * stride;
             const int     ns   = (it + NS - 1) % NS;
             if (next < p.tiles)
 #pragma unroll
                 for (int kc = 0; kc < KC; kc++)
-                    load_tile<T>(ring + (ns * KC + kc) * kGemmTile, p.x, 128 * next, p.M, 64 * kc, p.K, t);
+                    load_tile<T, 128>(ring + (ns * KC + kc) * kNarrowTile, p.x, 64 * next, p.M, 64 * kc, p.K, tl);
             ck__cp_async_commit();
         }
-        const uint32_t a = ring_addr + slot * KC * kGemmTile + wg * 64 * 128;
+        const uint32_t a = ring_addr + slot * KC * kNarrowTile;
         narrow_mma<T, KC>(acc0, a, wt_addr, 0);
 #pragma unroll
         for (int c = 0; c < NC; c++) {
@@ -157,10 +165,10 @@ __global__ void __launch_bounds__(kGemmThreads, 1) gemm_narrow_kernel(const Narr
             }
             if (c % 2 == 0) {
                 ck__reg_fence(acc0);
-                narrow_epilogue<T>(p, acc0, m0, 128 * c, wg, warp, lane);
+                narrow_epilogue<T>(p, acc0, m0, 128 * c, warp, lane);
             } else {
                 ck__reg_fence(acc1);
-                narrow_epilogue<T>(p, acc1, m0, 128 * c, wg, warp, lane);
+                narrow_epilogue<T>(p, acc1, m0, 128 * c, warp, lane);
             }
         }
     }
@@ -191,7 +199,7 @@ static int narrow_sm_count() {
 template <typename T, int KC, int NC> int launch_kc_nc(const ck__gemm_args *a, cudaStream_t stream) {
     constexpr int NS   = narrow_smem(KC, NC, 3) <= kNarrowSmemMax ? 3 : 2;
     constexpr int smem = narrow_smem(KC, NC, NS);
-    static_assert(smem <= kNarrowSmemMax, "the weight and two tiles of x fit an SM");
+    static_assert(smem <= kNarrowSmemMax, "the weight and two tiles of x per warpgroup fit an SM");
     auto kern = gemm_narrow_kernel<T, KC, NC, NS>;
     if (!ck__sm90a_ready((const void *)kern)) return 0;
     const int sms = narrow_sm_count();
@@ -201,8 +209,9 @@ template <typename T, int KC, int NC> int launch_kc_nc(const ck__gemm_args *a, c
     p.bias_t = (const T *)a->bias_t, p.bias_f = a->bias_f;
     p.ln = (const float2 *)a->ln_stats, p.ln_g = a->ln_g, p.ln_b = a->ln_b;
     p.M = a->M, p.N = a->N, p.K = a->K, p.act = a->act;
-    p.tiles = (a->M + 127) / 128;
-    const int64_t blocks = p.tiles < sms ? p.tiles : sms;
+    p.tiles = (a->M + 63) / 64;
+    const int64_t pairs  = (p.tiles + 1) / 2;
+    const int64_t blocks = pairs < sms ? pairs : sms;
     if (cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)
         return 0;
     CK_GEMM_LAUNCH(kern, dim3((unsigned)blocks), dim3(kGemmThreads), (size_t)smem, stream, p);

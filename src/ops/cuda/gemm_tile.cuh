@@ -12,14 +12,15 @@ namespace {
 constexpr int kGemmThreads = 256;       /* two warpgroups */
 constexpr int kGemmTile    = 128 * 128; /* bytes of one operand tile: 128 rows × 64 elements (128 bytes) */
 
-/* Rows [r0, r0 + 128) × columns [k0, k0 + 64) of a row-major (rows, K) matrix into a swizzled tile: chunk c (8
- * elements) of row r at r·128 + ((c ^ (r & 7)) · 16); rows ≥ rows and columns ≥ K are zeros. Thread t copies the
- * chunk t % 8 of rows t/8 + 32j, j < 4. */
-template <typename T>
+/* Rows [r0, r0 + NT/2) × columns [k0, k0 + 64) of a row-major (rows, K) matrix into a swizzled tile (NT threads
+ * copy NT/2 rows: 128 for a block's two warpgroups, 64 for one): chunk c (8 elements) of row r at r·128 +
+ * ((c ^ (r & 7)) · 16); rows ≥ rows and columns ≥ K are zeros. Thread t copies the chunk t % 8 of rows
+ * t/8 + (NT/8)·j, j < 4. */
+template <typename T, int NT = kGemmThreads>
 __device__ __forceinline__ void load_tile(uint8_t *s, const T *g, int64_t r0, int64_t rows, int k0, int K, int t) {
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        const int     i = t + kGemmThreads * j, r = i >> 3, c = i & 7;
+        const int     i = t + NT * j, r = i >> 3, c = i & 7;
         const int64_t row = r0 + r;
         const int     k   = k0 + 8 * c;
         const bool    ok  = row < rows && k < K;
@@ -28,10 +29,10 @@ __device__ __forceinline__ void load_tile(uint8_t *s, const T *g, int64_t r0, in
 }
 
 /* The LayerNorm prologue over the chunks thread t copied into tile s (columns k0 + 8·(t % 8) ..., rows
- * t/8 + 32j of the rows starting at m0), in the layernorm op's operations and order: round(((x − mean)·rstd)·γ
+ * t/8 + (NT/8)·j of the rows starting at m0), in the layernorm op's operations and order: round(((x − mean)·rstd)·γ
  * + β), so the operand is bit for bit the normalized map the unfused path stores. lnr[j]: (mean, rstd) of
- * row m0 + t/8 + 32j. Call once the thread's copies of s have landed, before the barrier that publishes s. */
-template <typename T>
+ * row m0 + t/8 + (NT/8)·j. Call once the thread's copies of s have landed, before the barrier that publishes s. */
+template <typename T, int NT = kGemmThreads>
 __device__ __forceinline__ void ln_tile(uint8_t *s, int k0, int K, int64_t m0, int64_t M, const float2 (&lnr)[4],
                                         const float *__restrict__ ln_g, const float *__restrict__ ln_b, int t) {
     const int k = k0 + 8 * (t & 7), c = t & 7;
@@ -41,7 +42,7 @@ __device__ __forceinline__ void ln_tile(uint8_t *s, int k0, int K, int64_t m0, i
     for (int e = 0; e < 8; e++) g[e] = ln_g[k + e], b[e] = ln_b[k + e];
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        const int r = (t >> 3) + 32 * j;
+        const int r = (t >> 3) + NT / 8 * j;
         if (m0 + r >= M) continue;
         uint4 *q  = reinterpret_cast<uint4 *>(s + r * 128 + ((c ^ (r & 7)) << 4));
         uint4  v  = *q; /* one 16-byte access (a memcpy here compiles to bytes) */
@@ -54,10 +55,11 @@ __device__ __forceinline__ void ln_tile(uint8_t *s, int k0, int K, int64_t m0, i
 }
 
 /* The rows' (mean, rstd) for ln_tile (zeros past M). */
+template <int NT = kGemmThreads>
 __device__ __forceinline__ void ln_rows(float2 (&lnr)[4], const float2 *__restrict__ ln, int64_t m0, int64_t M, int t) {
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        const int64_t m = m0 + (t >> 3) + 32 * j;
+        const int64_t m = m0 + (t >> 3) + NT / 8 * j;
         lnr[j]          = m < M ? ln[m] : make_float2(0.0f, 0.0f);
     }
 }
