@@ -225,7 +225,7 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
     if (ot == dt && dt != CK_DTYPE_F32 && cu->cc_major == 9 && cu->cc_minor == 0) {
         const char *env    = getenv("CK_LINEAR_GEMM");
         const int   gemm   = env && (!strcmp(env, "all") || (!strcmp(env, "1") && act != CK_ACT_NONE));
-        const int   narrow = K <= 128 && narrow_wanted();
+        const int   narrow = narrow_wanted(); /* the kernel declines K > 128 or N > 512 itself */
         if (narrow || gemm) {
             ck__gemm_args g;
             memset(&g, 0, sizeof g);
@@ -319,7 +319,7 @@ extern "C" void ck_layernorm_linear_cuda(ck_backend *be, const ck_tensor *y, con
         /* the GEMM's own checks first (without launching), so that the statistics are not computed for nothing */
         const int shape_ok = N % 8 == 0 && K % 8 == 0 && ((uintptr_t)x->data | (uintptr_t)w->data |
                                                            (uintptr_t)y->data | (uintptr_t)g.res) % 16 == 0;
-        const int narrow = K <= 128 && N <= 512 && narrow_wanted();
+        const int narrow = narrow_wanted();
         if (shape_ok && ck__layernorm_row_stats(cu, x, eps, stats) &&
             ((narrow && ck__gemm_narrow_sm90(&g, cu->stream)) || ck__gemm_sm90(&g, cu->stream))) {
             CK_KERNEL_CHECK(cu);

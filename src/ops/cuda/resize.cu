@@ -151,9 +151,8 @@ __global__ void resize_sum_kernel(T *__restrict__ y, ck_resize_srcs src, int C, 
  * source row every f output rows, where the per-pixel kernel computes both rows' sums for every output, with
  * 64-bit index divisions, two tap divisions per source and the source table copied to local memory (indexed by
  * a runtime k) besides: 0.50 ms for the decoder's 512-channel sum at S = 2048 on the H200, where the 268 MB it
- * writes take about 0.07 ms. A row's sums are
- * those the per-pixel kernel computes for it, and every output's taps, weights and order of operations are
- * its: the same bits. N sources, unrolled (no indexing of the parameter block, no arrays in local memory). */
+ * writes take about 0.07 ms. A row's sums are those the per-pixel kernel computes for it, and every output's
+ * taps, weights and order of operations are its: the same bits. N sources, unrolled (no indexing of the parameter block, no arrays in local memory). */
 constexpr int kResizeRows = 8;
 
 template <typename T, int V, int N>
