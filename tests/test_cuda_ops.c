@@ -1127,8 +1127,9 @@ static void test_op_gn_moments_stats(void) {
     tp_free(&y), tp_free(&m), tp_free(&s);
 }
 
-/* layernorm_linear against the CPU: on Hopper in 16 bits the GEMM normalizing x as it lands (row statistics of
- * the default LayerNorm), elsewhere and for odd widths the composition. */
+/* layernorm_linear against the CPU: on Hopper in 16 bits, with CK_LINEAR_GEMM or CK_LINEAR_NARROW, a GEMM
+ * normalizing x as it lands (row statistics of the default LayerNorm); otherwise and for odd widths the
+ * composition. */
 static void test_layernorm_linear(int64_t M, int64_t K, int64_t N, ck_act act, int res) {
     char what[128];
     snprintf(what, sizeof what, "layernorm_linear %lldx%lld->%lld%s%s", (long long)M, (long long)K, (long long)N,
@@ -1150,6 +1151,12 @@ static void test_op_layernorm_linear(void) {
     test_layernorm_linear(1001, 448, 1792, CK_ACT_GELU, 0); /* stage 2, ragged rows */
     test_layernorm_linear(256, 896, 3584, CK_ACT_GELU, 1);  /* stage 3, a residual after the activation */
     test_layernorm_linear(37, 20, 12, CK_ACT_NONE, 0);      /* widths off the 16-byte grid: the composition */
+    setenv("CK_LINEAR_GEMM", "1", 1); /* the tiled GEMM normalizing x as it lands (elsewhere: the composition) */
+    test_layernorm_linear(16384, 112, 336, CK_ACT_NONE, 0);
+    test_layernorm_linear(16384, 112, 448, CK_ACT_GELU, 0);
+    test_layernorm_linear(1001, 448, 1792, CK_ACT_GELU, 0);
+    test_layernorm_linear(256, 896, 3584, CK_ACT_GELU, 1);
+    unsetenv("CK_LINEAR_GEMM");
     setenv("CK_LINEAR_NARROW", "1", 1);                     /* the same GEMM with the weight resident */
     test_layernorm_linear(16384, 112, 336, CK_ACT_NONE, 0);
     test_layernorm_linear(16384, 112, 448, CK_ACT_GELU, 0);

@@ -244,7 +244,7 @@ extern "C" int ck__gemm_narrow_sm90(const ck__gemm_args *a, cudaStream_t stream)
     const uintptr_t al = (uintptr_t)a->x | (uintptr_t)a->w | (uintptr_t)a->y | (uintptr_t)a->res;
     /* 4-byte pairs of y and the residual; x, w 16-byte pieces */
     if ((al & 15) || ((uintptr_t)a->ln_stats & 7) || a->x == a->y || a->M < 1 || a->N < 8 || a->K < 8 ||
-        a->N % 8 || a->K % 8 || a->K > 128 || a->N > 512 || a->act < 0 || a->act > 2)
+        a->N % 8 || a->K % 8 || a->K > CK_NARROW_MAX_K || a->N > CK_NARROW_MAX_N || a->act < 0 || a->act > 2)
         return 0;
     return a->bf16 ? launch_narrow<__nv_bfloat16>(a, stream) : launch_narrow<__half>(a, stream);
 }

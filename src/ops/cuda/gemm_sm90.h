@@ -46,6 +46,8 @@ int ck__gemm_sm90(const ck__gemm_args *a, cudaStream_t stream);
  * and one persistent block per SM (gemm_narrow.cu); the same results bit for bit. Returns 0 where it cannot run
  * (as above, or K or N out of its range). */
 int ck__gemm_narrow_sm90(const ck__gemm_args *a, cudaStream_t stream);
+#define CK_NARROW_MAX_K 128 /* the narrow GEMM's range: the whole weight fits in shared memory */
+#define CK_NARROW_MAX_N 512
 
 #ifdef __cplusplus
 }
