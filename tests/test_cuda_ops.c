@@ -202,12 +202,13 @@ static void test_layernorm(int64_t M, int64_t C) {
     ck_layernorm(&g_exc, &y.c, &x.c, &g.c, &b.c, 1e-6f);
     ck_layernorm(&g_exg, &y.d, &x.d, &g.d, &b.d, 1e-6f);
     tp_compare(what, &y, 1.0);
-    { /* the several-rows-per-warp kernel (CK_LN_ROWS=1) against the same reference */
+    { /* the one-row-per-warp kernel (CK_LN_ROWS=0; the default is several rows per warp) against the same
+       * reference */
         char  what2[128];
         tpair y2 = TP(K_ACT, F_OUT, 0, 0, M, C);
-        snprintf(what2, sizeof what2, "%s, CK_LN_ROWS=1", what);
+        snprintf(what2, sizeof what2, "%s, CK_LN_ROWS=0", what);
         ck_layernorm(&g_exc, &y2.c, &x.c, &g.c, &b.c, 1e-6f);
-        setenv("CK_LN_ROWS", "1", 1);
+        setenv("CK_LN_ROWS", "0", 1);
         ck_layernorm(&g_exg, &y2.d, &x.d, &g.d, &b.d, 1e-6f);
         unsetenv("CK_LN_ROWS");
         tp_compare(what2, &y2, 1.0);
@@ -390,7 +391,7 @@ static void test_attention_qkv(int64_t B, int64_t H, int64_t W, int heads, int64
     if (global) win_h = (int)H, win_w = (int)W;
     snprintf(what, sizeof what, "attention_qkv %lldx%lldx%lld h%d hd%lld/%lld win %dx%d%s%s", (long long)B, (long long)H,
              (long long)W, heads, (long long)HD, (long long)HDp, win_h, win_w, q_pool ? " q_pool" : "",
-             getenv("CK_ATTN_PV56") ? " CK_ATTN_PV56=1" : "");
+             getenv("CK_ATTN_PV56") ? " CK_ATTN_PV56=0" : "");
     const int64_t pool = q_pool ? 2 : 1, G = B * heads * (H / win_h) * (W / win_w), T = (int64_t)win_h * win_w;
     const int64_t Tq = T / (pool * pool);
     tpair qkv = TP(K_ACT, F_RAND, 1.5f, 0.0f, B, H, W, 3 * heads * HD);
@@ -889,8 +890,9 @@ static void test_op_attention_qkv(void) {
     ck__attention_tokens_min_set(1000);
     test_attention_qkv(4, 31, 33, 8, 56, 64, 0, 0, 0);
     ck__attention_tokens_min_set(0);
-    /* the same two with P·V over the head's 56 columns (CK_ATTN_PV56=1, read at every call) */
-    setenv("CK_ATTN_PV56", "1", 1);
+    /* the same two with P·V over all 64 columns (CK_ATTN_PV56=0, read at every call; the default takes the
+     * head's 56) */
+    setenv("CK_ATTN_PV56", "0", 1);
     test_attention_qkv(2, 48, 100, 3, 56, 64, 0, 0, 0);
     ck__attention_tokens_min_set(1000);
     test_attention_qkv(4, 31, 33, 8, 56, 64, 0, 0, 0);

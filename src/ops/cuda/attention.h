@@ -50,7 +50,7 @@ void ck_attention_cuda CK_OP_PARAMS_WITH(ck_backend *be, attention);
 /* The attention_qkv op's direct path: y (B, T, C) from qkv (B, T, 3C) through the FA3 kernel without the
  * gather and scatter copies; 0 (nothing enqueued) where FA3 does not serve the shape or device. */
 int ck__attention_tokens_fa3(ck_backend *be, const ck_tensor *y, const ck_tensor *qkv, int heads, float scale);
-/* The rows (T) from which that path is taken: 4096, or CK_ATTN_TOKENS_MIN (read once) where set; tests lower the
+/* The rows (T) from which that path is taken: 1024, or CK_ATTN_TOKENS_MIN (read once) where set; tests lower the
  * default with ck__attention_tokens_min_set (0 restores it). */
 int  ck__attention_tokens_min(void);
 void ck__attention_tokens_min_set(int rows);

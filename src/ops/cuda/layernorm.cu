@@ -1,9 +1,9 @@
 /* LayerNorm over the last dim on CUDA (biased variance, eps inside the sqrt, affine).
  * ref: torch.nn.LayerNorm; CPU reference ops/cpu/norm.c.
  *
- * Main path: one warp per row, the row held in registers as 16-byte vectors (C = 112..896 in the model:
- * at most 8 vectors per lane), two-pass statistics in fp32 from registers (mean, then Σ(x − mean)²: no
- * E[x²] − mean² cancellation), one read and one write of the row. Rows that do not split into 16-byte
+ * Main path: 8, 16 or 32 lanes per row (layernorm_rows_kernel, below; rows of up to 128 vectors), else one warp
+ * per row; the row held in registers as 16-byte vectors (C = 112..896 in the model), two-pass statistics in fp32
+ * from registers (mean, then Σ(x − mean)²: no E[x²] − mean² cancellation), one read and one write of the row. Rows that do not split into 16-byte
  * vectors, or are longer than the register budget, take a block-per-row path that re-reads the row from
  * memory (odd test sizes only). The output is formed in the CPU's order, ((x − mean)·rstd)·γ + β, without
  * FMA contraction, so fp32 results match the reference to rounding of the statistics. */
@@ -78,11 +78,12 @@ __global__ void layernorm_warp_kernel(T *y, const T *x, const float *__restrict_
     }
 }
 
-/* Several rows per warp (opt-in, CK_LN_ROWS=1, read per call, until it has been timed on a GPU): G lanes per row
+/* Several rows per warp (the default where the rows fit, CK_LN_ROWS=0 turns it off; read per call): G lanes per row
  * (8, 16 or 32), 32/G rows per warp, NCH vectors per lane. The one-row-per-warp kernel keeps only 14 of 32 lanes
  * busy at C = 112 (the first stage's rows, 224 bytes) and too few bytes in flight per SM to reach the memory's
- * bandwidth (90 µs for 262,144 rows at S = 2048 where the traffic alone takes ~36 µs, H200). The same two-pass
- * statistics and output order; the sums are reduced over the row's G lanes, so they round in another order. */
+ * bandwidth (90 µs for 262,144 rows at S = 2048 where the traffic alone takes ~36 µs, H200; the model 0.5 ms
+ * faster at 2048 with this kernel, H100, 2026-12-05). The same two-pass statistics and output order; the sums
+ * are reduced over the row's G lanes, so they round in another order. With `stats`, as the warp kernel. */
 template <int G> __device__ __forceinline__ float ln_group_sum(float v) {
 #pragma unroll
     for (int o = G / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -91,7 +92,8 @@ template <int G> __device__ __forceinline__ float ln_group_sum(float v) {
 
 template <typename T, int NCH, int G>
 __global__ void layernorm_rows_kernel(T *y, const T *x, const float *__restrict__ gamma,
-                                      const float *__restrict__ beta, int64_t M, int C, float eps) {
+                                      const float *__restrict__ beta, int64_t M, int C, float eps,
+                                      float2 *__restrict__ stats) {
     constexpr int V = ck_v16<T>::V, RPW = 32 / G;
     const int     lane = threadIdx.x & 31, gl = lane % G;
     const int64_t row  = ((int64_t)blockIdx.x * CK_LN_WARPS + (threadIdx.x >> 5)) * RPW + lane / G;
@@ -127,6 +129,10 @@ __global__ void layernorm_rows_kernel(T *y, const T *x, const float *__restrict_
     const float var  = ln_group_sum<G>(sq) / (float)C;
     const float rstd = 1.0f / sqrtf(var + eps);
     if (!live) return;
+    if (stats) {
+        if (gl == 0) stats[row] = make_float2(mean, rstd);
+        return;
+    }
     T *yr = y + row * C; /* (C) */
 #pragma unroll
     for (int j = 0; j < NCH; j++) {
@@ -143,17 +149,23 @@ __global__ void layernorm_rows_kernel(T *y, const T *x, const float *__restrict_
     }
 }
 
+/* the several-rows kernel unless CK_LN_ROWS=0 (read at every call: A/B runs and the op tests switch it) */
+static int rows_wanted(void) {
+    const char *e = getenv("CK_LN_ROWS");
+    return !(e && e[0] == '0');
+}
+
 /* Launches the several-rows kernel for nvec ≤ 128 vectors per row; 0 when the shape is not one it takes. */
 template <typename T>
 static int launch_rows(ck_cuda *cu, T *Y, const T *X, const float *g, const float *b, int64_t M, int C, float eps,
-                       int64_t nvec) {
+                       int64_t nvec, float2 *stats) {
     const int G    = nvec <= 32 ? 8 : nvec <= 64 ? 16 : nvec <= 128 ? 32 : 0;
     if (!G) return 0;
     const int     nch  = (int)((nvec + G - 1) / G); /* 1..4 */
     const int64_t rows = (int64_t)CK_LN_WARPS * (32 / G), grid = (M + rows - 1) / rows;
     CK_ASSERT(grid <= 0x7fffffff);
 #define CK_LN_ROWS_LAUNCH(NCH_, G_)                                                                                 \
-    layernorm_rows_kernel<T, NCH_, G_><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, C, eps)
+    layernorm_rows_kernel<T, NCH_, G_><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, C, eps, stats)
     if (G == 8) {
         if (nch == 1) CK_LN_ROWS_LAUNCH(1, 8);
         else if (nch == 2) CK_LN_ROWS_LAUNCH(2, 8);
@@ -234,8 +246,7 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
     T            *Y     = (T *)y->data;       /* (M, C) */
     const T      *X     = (const T *)x->data; /* (M, C) */
     CK_ASSERT((M + CK_LN_WARPS - 1) / CK_LN_WARPS <= 0x7fffffff && M <= 0x7fffffff);
-    const char *rows = getenv("CK_LN_ROWS");
-    if (vecok && rows && rows[0] == '1' && launch_rows<T>(cu, Y, X, g, b, M, (int)C, eps, nvec)) {
+    if (vecok && rows_wanted() && launch_rows<T>(cu, Y, X, g, b, M, (int)C, eps, nvec, nullptr)) {
         /* launched */
     } else if (!(vecok && launch_warp<T>(cu, Y, X, g, b, M, (int)C, eps, nvec, nullptr))) {
         layernorm_block_kernel<T><<<(unsigned)M, CK_LN_BLOCK, 0, cu->stream>>>(Y, X, g, b, (int)C, eps);
@@ -250,15 +261,17 @@ extern "C" void ck_layernorm_cuda(ck_backend *be, const ck_tensor *y, const ck_t
     CK_DISPATCH_FLOAT(x->dtype, T, launch<T>(cu, y, x, (const float *)gamma->data, (const float *)beta->data, eps));
 }
 
-/* (mean, rstd) of every row of x (M, C) into stats (M) float2, as the default (one-row-per-warp) LayerNorm forms
- * them; 0 where that kernel does not take these rows (C not in 16-byte vectors, or longer than 256 of them). */
+/* (mean, rstd) of every row of x (M, C) into stats (M) float2, as the LayerNorm op forms them (the same kernel's
+ * sums); 0 where neither vector kernel takes these rows (C not in 16-byte vectors, or longer than 256 of them). */
 extern "C" int ck__layernorm_row_stats(ck_cuda *cu, const ck_tensor *x, float eps, float2 *stats) {
     const int64_t C = ck_tensor_last(x), M = ck_tensor_numel(x) / C;
     const int     V = (int)(16 / ck_dtype_size(x->dtype));
     if (C % V || !ck_aligned(x->data, 16) || M > 0x7fffffff || x->dtype == CK_DTYPE_F32) return 0;
     int ok = 0;
     CK_DISPATCH_FLOAT(x->dtype, T,
-                      ok = launch_warp<T>(cu, NULL, (const T *)x->data, NULL, NULL, M, (int)C, eps, C / V, stats));
+                      ok = (rows_wanted() && launch_rows<T>(cu, NULL, (const T *)x->data, NULL, NULL, M, (int)C, eps,
+                                                            C / V, stats)) ||
+                           launch_warp<T>(cu, NULL, (const T *)x->data, NULL, NULL, M, (int)C, eps, C / V, stats));
     if (ok) CK_KERNEL_CHECK(cu);
     return ok;
 }
