@@ -11,8 +11,9 @@
  * are in flight while this one is multiplied, and y is written once, bias, GELU and residual applied in registers.
  * Shape: two warpgroups that walk their tiles independently (each its own ring and named barrier; only the
  * weight is the block's), so one's MMAs overlap the other's epilogue; y's columns in chunks of 128 (wgmma
- * m64n128k16, both operands K-major with the 128-byte swizzle), two accumulator sets so that chunk c + 1's MMAs
- * also run while chunk c's epilogue does (its GELU is the costliest part of fc1). KC = ceil(K / 64) operand
+ * m64n128k16, both operands K-major with the 128-byte swizzle), a chunk's MMAs then its epilogue, which is kept
+ * compact (a first version with two accumulator sets and every chunk's epilogue unrolled stalled on instruction
+ * fetch). KC = ceil(K / 64) operand
  * tiles per row block, NC = ceil(N / 128) column chunks; NS tiles of x per warpgroup's ring (3 where the weight
  * leaves room, else 2).
  * The body exists only in sm_90a images; ck__gemm_narrow_sm90 declines elsewhere (the caller then goes on to its
@@ -51,33 +52,51 @@ constexpr int narrow_smem(int KC, int NC, int NS) { return 1024 + NC * KC * kGem
 constexpr int kNarrowSmemMax = 232448; /* an SM's opt-in maximum on compute capability 9.0 */
 
 /* bias, activation and residual of one 64 × 128 accumulator chunk (rows m0 + 16·warp + lane/4 (+ 8), columns
- * n0 + 8j + 2·(lane % 4) (+ 1)), each pair of columns one 4-byte load of the residual and one store */
-template <typename T>
-__device__ __forceinline__ void narrow_epilogue(const NarrowParams<T> &p, const float (&acc)[64], int64_t m0, int n0,
-                                                int warp, int lane) {
+ * n0 + 8j + 2·(lane % 4) (+ 1)), each pair of columns one 4-byte load of the residual and one store.
+ * Compact on purpose: the loop over the 16 column groups is not unrolled, and the accumulators rotate by four
+ * registers per step (acc[0..3] is always the group at hand, so no register is indexed at run time). Fully
+ * unrolled, the epilogue was 64 inlined GELUs per chunk and accumulator set, and the kernel waited on
+ * instruction fetch (65 % of its stalls, H100, 2026-12-05: 0.2–1.2 ms per call where the traffic takes
+ * ~0.05). The activation is a template argument so that the code a call runs is contiguous. acc is consumed
+ * (the next chunk's MMAs overwrite it). */
+template <typename T, int ACT>
+__device__ __forceinline__ void narrow_epilogue_act(const NarrowParams<T> &p, float (&acc)[64], int64_t m0, int n0,
+                                                    int warp, int lane) {
     using T2 = typename std::conditional<std::is_same<T, __half>::value, __half2, __nv_bfloat162>::type;
+    const int64_t mrow = m0 + 16 * warp + (lane >> 2);
+#pragma unroll 1
+    for (int j = 0; j < 16; j++) {
+        const int n = n0 + 8 * j + 2 * (lane & 3);
+        if (n < p.N) { /* N is a multiple of 8: both columns are inside */
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int64_t m = m0 + 16 * warp + (lane >> 2) + 8 * h;
-        if (m >= p.M) continue;
+            for (int h = 0; h < 2; h++) {
+                const int64_t m = mrow + 8 * h;
+                if (m >= p.M) continue;
+                float v[2];
 #pragma unroll
-        for (int j = 0; j < 16; j++) {
-            const int n = n0 + 8 * j + 2 * (lane & 3);
-            if (n >= p.N) continue; /* N is a multiple of 8: both columns are inside */
-            float v[2];
-#pragma unroll
-            for (int e = 0; e < 2; e++) v[e] = gemm_epi<T>(acc[4 * j + 2 * h + e], p.bias_t, p.bias_f, n + e, true, p.act);
-            T2 *yp = reinterpret_cast<T2 *>(p.y + m * p.N + n);
-            T2  o;
-            if (p.res) {
-                const T2 r = *reinterpret_cast<const T2 *>(p.res + m * p.N + n);
-                o.x = ck__f2h<T>(v[0] + ck__h2f(r.x)), o.y = ck__f2h<T>(v[1] + ck__h2f(r.y));
-            } else {
-                o.x = ck__f2h<T>(v[0]), o.y = ck__f2h<T>(v[1]);
+                for (int e = 0; e < 2; e++) v[e] = gemm_epi<T>(acc[2 * h + e], p.bias_t, p.bias_f, n + e, true, ACT);
+                T2 *yp = reinterpret_cast<T2 *>(p.y + m * p.N + n);
+                T2  o;
+                if (p.res) {
+                    const T2 r = *reinterpret_cast<const T2 *>(p.res + m * p.N + n);
+                    o.x = ck__f2h<T>(v[0] + ck__h2f(r.x)), o.y = ck__f2h<T>(v[1] + ck__h2f(r.y));
+                } else {
+                    o.x = ck__f2h<T>(v[0]), o.y = ck__f2h<T>(v[1]);
+                }
+                *yp = o;
             }
-            *yp = o;
         }
+#pragma unroll
+        for (int r = 0; r < 60; r++) acc[r] = acc[r + 4];
     }
+}
+
+template <typename T>
+__device__ __forceinline__ void narrow_epilogue(const NarrowParams<T> &p, float (&acc)[64], int64_t m0, int n0,
+                                                int warp, int lane) {
+    if (p.act == 1) narrow_epilogue_act<T, 1>(p, acc, m0, n0, warp, lane);
+    else if (p.act == 2) narrow_epilogue_act<T, 2>(p, acc, m0, n0, warp, lane);
+    else narrow_epilogue_act<T, 0>(p, acc, m0, n0, warp, lane);
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
@@ -127,7 +146,7 @@ __global__ void __launch_bounds__(kGemmThreads, 1) gemm_narrow_kernel(const Narr
     ck__fence_proxy_async();
     __syncthreads();
     const uint32_t wt_addr = ck__smem_addr(wtile), ring_addr = ck__smem_addr(ring);
-    float          acc0[64], acc1[64];
+    float          acc[64]; /* one 64 × 128 chunk of y: wgmma's accumulator fragment */
     int            it = 0;
     for (int64_t tile = first; tile < p.tiles; tile += stride, it++) {
         const int64_t m0   = 64 * tile;
@@ -152,24 +171,14 @@ __global__ void __launch_bounds__(kGemmThreads, 1) gemm_narrow_kernel(const Narr
             ck__cp_async_commit();
         }
         const uint32_t a = ring_addr + slot * KC * kNarrowTile;
-        narrow_mma<T, KC>(acc0, a, wt_addr, 0);
-#pragma unroll
+        /* one chunk at a time: its MMAs, then its epilogue (the other warpgroup's MMAs run meanwhile); a loop,
+         * not unrolled, so that the code a warp runs stays small (see narrow_epilogue_act) */
+#pragma unroll 1
         for (int c = 0; c < NC; c++) {
-            /* chunk c + 1 into the other set, then chunk c's epilogue while it runs */
-            if (c + 1 < NC) {
-                if (c % 2 == 0) narrow_mma<T, KC>(acc1, a, wt_addr, c + 1);
-                else narrow_mma<T, KC>(acc0, a, wt_addr, c + 1);
-                ck__wgmma_wait<1>();
-            } else {
-                ck__wgmma_wait<0>();
-            }
-            if (c % 2 == 0) {
-                ck__reg_fence(acc0);
-                narrow_epilogue<T>(p, acc0, m0, 128 * c, warp, lane);
-            } else {
-                ck__reg_fence(acc1);
-                narrow_epilogue<T>(p, acc1, m0, 128 * c, warp, lane);
-            }
+            narrow_mma<T, KC>(acc, a, wt_addr, c);
+            ck__wgmma_wait<0>();
+            ck__reg_fence(acc);
+            narrow_epilogue<T>(p, acc, m0, 128 * c, warp, lane);
         }
     }
     ck__cp_async_wait<0>(); /* no copy outlives the block (the trailing groups are empty) */

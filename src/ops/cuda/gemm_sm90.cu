@@ -52,6 +52,33 @@ template <typename T> struct Params {
     int          N, K, act, nt;
 };
 
+/* Step 2 of the epilogue: 16-byte pieces of whole rows of y from the warpgroup's staging rows (the raw
+ * accumulators): + bias, the activation, the residual, each value rounded as the cuBLASLt path rounds it. A loop
+ * over the thread's 8 pieces, not unrolled: unrolled, the epilogue made the kernel 128 KB of code (64 inlined
+ * GELUs), and the narrow GEMM built that way stalled on instruction fetch (H100, 2026-12-05). (The activation
+ * as a template argument, one loop per activation, costs spills here.) */
+template <typename T>
+__device__ __forceinline__ void store_rows(const Params<T> &p, const float *stage, int64_t m0, int n0, int t) {
+#pragma unroll 1
+    for (int k = 0; k < 8; k++) {
+        const int     i = t % 128 + 128 * k, rl = i >> 4, c = 8 * (i & 15);
+        const int64_t m = m0 + rl;
+        const int     n = n0 + c;
+        if (m >= p.M || n >= p.N) continue; /* N is a multiple of 8: the whole piece is inside */
+        const float4 a = *reinterpret_cast<const float4 *>(stage + rl * kStageRow + c);
+        const float4 b = *reinterpret_cast<const float4 *>(stage + rl * kStageRow + c + 4);
+        float        v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        uint4        ov = p.res ? *reinterpret_cast<const uint4 *>(p.res + m * p.N + n) : make_uint4(0, 0, 0, 0);
+        T           *o  = reinterpret_cast<T *>(&ov); /* 16-byte loads and stores (memcpy compiles to bytes) */
+#pragma unroll
+        for (int e = 0; e < 8; e++) {
+            const float f = gemm_epi<T>(v[e], p.bias_t, p.bias_f, n + e, true, p.act);
+            o[e]          = ck__f2h<T>(p.res ? f + ck__h2f(o[e]) : f);
+        }
+        *reinterpret_cast<uint4 *>(p.y + m * p.N + n) = ov;
+    }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
@@ -106,39 +133,21 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
     ck__cp_async_wait<0>(); /* no copy outlives the block (the trailing groups are empty) */
 
     /* epilogue, through the ring (no longer read: every thread has waited for its MMAs and copies): 1. each
-     * thread's accumulators, biased and activated, as float32 into its warpgroup's 64 × 128 staging rows (rows
+     * thread's raw accumulators as float32 into its warpgroup's 64 × 128 staging rows (rows
      * m0 + 64·wg + 16·warp + lane/4 (+ 8), columns 8j + 2·(lane % 4) (+ 1); rows padded by 16 bytes against
-     * bank conflicts); 2. 16-byte pieces of whole rows of y, with the residual, each rounded once. */
+     * bank conflicts); 2. 16-byte pieces of whole rows of y: bias, activation and residual (store_rows). */
     __syncthreads();
     float *stage = reinterpret_cast<float *>(ring) + wg * 64 * kStageRow; /* (64, kStageRow) */
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int rl = 16 * warp + (lane >> 2) + 8 * h;
 #pragma unroll
-        for (int j = 0; j < 16; j++) {
-            const int c = 8 * j + 2 * (lane & 3), n = n0 + c;
-            float     v[2];
-#pragma unroll
-            for (int e = 0; e < 2; e++) v[e] = gemm_epi<T>(acc[4 * j + 2 * h + e], p.bias_t, p.bias_f, n + e, n < p.N, p.act);
-            *reinterpret_cast<float2 *>(stage + rl * kStageRow + c) = make_float2(v[0], v[1]);
-        }
+        for (int j = 0; j < 16; j++)
+            *reinterpret_cast<float2 *>(stage + rl * kStageRow + 8 * j + 2 * (lane & 3)) =
+                make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
     }
     __syncthreads();
-#pragma unroll
-    for (int k = 0; k < 8; k++) {
-        const int     i = t % 128 + 128 * k, rl = i >> 4, c = 8 * (i & 15);
-        const int64_t m = m0 + 64 * wg + rl;
-        const int     n = n0 + c;
-        if (m >= p.M || n >= p.N) continue; /* N is a multiple of 8: the whole piece is inside */
-        const float4 a = *reinterpret_cast<const float4 *>(stage + rl * kStageRow + c);
-        const float4 b = *reinterpret_cast<const float4 *>(stage + rl * kStageRow + c + 4);
-        float        v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-        uint4        ov = p.res ? *reinterpret_cast<const uint4 *>(p.res + m * p.N + n) : make_uint4(0, 0, 0, 0);
-        T           *o  = reinterpret_cast<T *>(&ov); /* 16-byte loads and stores (memcpy compiles to bytes) */
-#pragma unroll
-        for (int e = 0; e < 8; e++) o[e] = ck__f2h<T>(p.res ? v[e] + ck__h2f(o[e]) : v[e]);
-        *reinterpret_cast<uint4 *>(p.y + m * p.N + n) = ov;
-    }
+    store_rows<T>(p, stage, m0 + 64 * wg, n0, t);
 #else
     (void)p;
     __trap(); /* never launched: the host sees no marker in this image */
