@@ -596,9 +596,9 @@ extern "C" void ck_attention_cuda(ck_backend *be, const ck_tensor *o, const ck_t
  * images of qkv (B, T, 3C), C = heads·HD, in one launch (B·heads groups, the images' rows stacked), the FA3 kernel
  * reads q, k, v of head h as strided views (row t at t·3C + which·C + h·HD, HD = 56 valid columns of the 64 it
  * computes, the rest read as zeros: the pad64 layout without its copies) and writes o's HD columns into y (B, T, C)
- * at t·C + h·HD. Same arithmetic as the gather, the FA3 kernel on pad64 rows and the scatter. Taken where the op's
- * own choice would take FA3 on the gathered rows (16-bit, sm_90a, T >= 4096 or CK_ATTN_TOKENS_MIN, HD 56 or 64,
- * 16-byte strides, CK_ATTN_VARIANT unset or fa3); returns 0, enqueueing nothing, anywhere else. The FP8 option
+ * at t·C + h·HD. Same arithmetic as the gather, the FA3 kernel on pad64 rows and the scatter. Taken on 16-bit
+ * rows on sm_90a from kFa3TokensMin rows (1024; CK_ATTN_TOKENS_MIN), HD 56 or 64, 16-byte strides,
+ * CK_ATTN_VARIANT unset or fa3; returns 0, enqueueing nothing, anywhere else. The FP8 option
  * keeps one launch per image (its copies are per group). */
 extern "C" int ck__attention_tokens_min(void) {
     static int env = -2;
