@@ -37,16 +37,6 @@
 
 namespace {
 
-template <typename T> struct NarrowParams {
-    const T      *x, *w, *bias_t, *res;
-    T            *y;
-    const float  *bias_f;
-    const float2 *ln;          /* (M) (mean, rstd), or NULL */
-    const float  *ln_g, *ln_b; /* (K) */
-    int64_t       M, tiles;    /* tiles: ceil(M / 64) */
-    int           N, K, act;
-};
-
 constexpr int kNarrowTile = 64 * 128; /* bytes of one warpgroup's x tile: 64 rows × 64 elements */
 constexpr int narrow_smem(int KC, int NC, int NS) { return 1024 + NC * KC * kGemmTile + 2 * NS * KC * kNarrowTile; }
 constexpr int kNarrowSmemMax = 232448; /* an SM's opt-in maximum on compute capability 9.0 */
@@ -60,7 +50,7 @@ constexpr int kNarrowSmemMax = 232448; /* an SM's opt-in maximum on compute capa
  * ~0.05). The activation is a template argument so that the code a call runs is contiguous. acc is consumed
  * (the next chunk's MMAs overwrite it). */
 template <typename T, int ACT>
-__device__ __forceinline__ void narrow_epilogue_act(const NarrowParams<T> &p, float (&acc)[64], int64_t m0, int n0,
+__device__ __forceinline__ void narrow_epilogue_act(const GemmParams<T> &p, float (&acc)[64], int64_t m0, int n0,
                                                     int warp, int lane) {
     using T2 = typename std::conditional<std::is_same<T, __half>::value, __half2, __nv_bfloat162>::type;
     const int64_t mrow = m0 + 16 * warp + (lane >> 2);
@@ -92,7 +82,7 @@ __device__ __forceinline__ void narrow_epilogue_act(const NarrowParams<T> &p, fl
 }
 
 template <typename T>
-__device__ __forceinline__ void narrow_epilogue(const NarrowParams<T> &p, float (&acc)[64], int64_t m0, int n0,
+__device__ __forceinline__ void narrow_epilogue(const GemmParams<T> &p, float (&acc)[64], int64_t m0, int n0,
                                                 int warp, int lane) {
     if (p.act == 1) narrow_epilogue_act<T, 1>(p, acc, m0, n0, warp, lane);
     else if (p.act == 2) narrow_epilogue_act<T, 2>(p, acc, m0, n0, warp, lane);
@@ -115,7 +105,7 @@ __device__ __forceinline__ void narrow_mma(float (&acc)[64], uint32_t a, uint32_
 #endif
 
 template <typename T, int KC, int NC, int NS>
-__global__ void __launch_bounds__(kGemmThreads, 1) gemm_narrow_kernel(const NarrowParams<T> p) {
+__global__ void __launch_bounds__(kGemmThreads, 1) gemm_narrow_kernel(const GemmParams<T> p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
     __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
     uint8_t       *raw      = ck__dyn_smem();
@@ -213,12 +203,8 @@ template <typename T, int KC, int NC> int launch_kc_nc(const ck__gemm_args *a, c
     if (!ck__sm90a_ready((const void *)kern)) return 0;
     const int sms = narrow_sm_count();
     if (sms < 1) return 0;
-    NarrowParams<T> p;
-    p.x = (const T *)a->x, p.w = (const T *)a->w, p.y = (T *)a->y, p.res = (const T *)a->res;
-    p.bias_t = (const T *)a->bias_t, p.bias_f = a->bias_f;
-    p.ln = (const float2 *)a->ln_stats, p.ln_g = a->ln_g, p.ln_b = a->ln_b;
-    p.M = a->M, p.N = a->N, p.K = a->K, p.act = a->act;
-    p.tiles = (a->M + 63) / 64;
+    GemmParams<T> p = gemm_params<T>(a);
+    p.tiles         = (a->M + 63) / 64;
     const int64_t pairs  = (p.tiles + 1) / 2;
     const int64_t blocks = pairs < sms ? pairs : sms;
     if (cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess)

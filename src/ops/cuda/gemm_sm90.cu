@@ -42,23 +42,13 @@ constexpr int kSmem   = 1024 + kNS * kStage;       /* alignment slack + the ring
 constexpr int kStageRow = 128 + 4;                 /* floats per epilogue staging row (2 × 64 rows fit the ring) */
 static_assert(2 * 64 * kStageRow * 4 <= kNS * kStage, "the epilogue's staging fits the ring");
 
-template <typename T> struct Params {
-    const T     *x, *w, *bias_t, *res;
-    T           *y;
-    const float *bias_f;
-    const float2 *ln;         /* (M) (mean, rstd), or NULL */
-    const float  *ln_g, *ln_b; /* (K) */
-    int64_t      M;
-    int          N, K, act, nt;
-};
-
 /* Step 2 of the epilogue: 16-byte pieces of whole rows of y from the warpgroup's staging rows (the raw
  * accumulators): + bias, the activation, the residual, each value rounded as the cuBLASLt path rounds it. A loop
  * over the thread's 8 pieces, not unrolled: unrolled, the epilogue made the kernel 128 KB of code (64 inlined
  * GELUs), and the narrow GEMM built that way stalled on instruction fetch (H100, 2026-12-05). (The activation
  * as a template argument, one loop per activation, costs spills here.) */
 template <typename T>
-__device__ __forceinline__ void store_rows(const Params<T> &p, const float *stage, int64_t m0, int n0, int t) {
+__device__ __forceinline__ void store_rows(const GemmParams<T> &p, const float *stage, int64_t m0, int n0, int t) {
 #pragma unroll 1
     for (int k = 0; k < 8; k++) {
         const int     i = t % 128 + 128 * k, rl = i >> 4, c = 8 * (i & 15);
@@ -80,7 +70,7 @@ __device__ __forceinline__ void store_rows(const Params<T> &p, const float *stag
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> p) {
+__global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const GemmParams<T> p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
     __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
     uint8_t       *raw  = ck__dyn_smem();
@@ -157,12 +147,8 @@ __global__ void __launch_bounds__(kThreads, 2) gemm_sm90_kernel(const Params<T> 
 template <typename T> int launch(const ck__gemm_args *a, cudaStream_t stream) {
     auto kern = gemm_sm90_kernel<T>;
     if (!ck__sm90a_ready((const void *)kern)) return 0;
-    Params<T> p;
-    p.x = (const T *)a->x, p.w = (const T *)a->w, p.y = (T *)a->y, p.res = (const T *)a->res;
-    p.bias_t = (const T *)a->bias_t, p.bias_f = a->bias_f;
-    p.ln = (const float2 *)a->ln_stats, p.ln_g = a->ln_g, p.ln_b = a->ln_b;
-    p.M = a->M, p.N = a->N, p.K = a->K, p.act = a->act;
-    p.nt = (a->N + kBN - 1) / kBN;
+    GemmParams<T> p = gemm_params<T>(a);
+    p.nt            = (a->N + kBN - 1) / kBN;
     const int64_t blocks = (a->M + kBM - 1) / kBM * p.nt;
     if (blocks > 0x7fffffff) return 0;
     if (cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem) != cudaSuccess)

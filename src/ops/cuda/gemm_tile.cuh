@@ -5,12 +5,33 @@
 #ifndef CK_OPS_CUDA_GEMM_TILE_CUH
 #define CK_OPS_CUDA_GEMM_TILE_CUH
 
+#include "ops/cuda/gemm_sm90.h"
 #include "ops/cuda/hopper.cuh"
 
 namespace {
 
 constexpr int kGemmThreads = 256;       /* two warpgroups */
 constexpr int kGemmTile    = 128 * 128; /* bytes of one operand tile: 128 rows × 64 elements (128 bytes) */
+
+/* A GEMM's operands and epilogue as the kernels read them (ck__gemm_args, typed), and each kernel's tiling. */
+template <typename T> struct GemmParams {
+    const T      *x, *w, *bias_t, *res;
+    T            *y;
+    const float  *bias_f;
+    const float2 *ln;          /* (M) (mean, rstd), or NULL */
+    const float  *ln_g, *ln_b; /* (K) */
+    int64_t       M, tiles; /* tiles: 64-row tiles of x (gemm_narrow.cu) */
+    int           N, K, act, nt; /* nt: 128-column tiles of y per row block (gemm_sm90.cu) */
+};
+
+template <typename T> static GemmParams<T> gemm_params(const ck__gemm_args *a) {
+    GemmParams<T> p;
+    p.x = (const T *)a->x, p.w = (const T *)a->w, p.y = (T *)a->y, p.res = (const T *)a->res;
+    p.bias_t = (const T *)a->bias_t, p.bias_f = a->bias_f;
+    p.ln = (const float2 *)a->ln_stats, p.ln_g = a->ln_g, p.ln_b = a->ln_b;
+    p.M = a->M, p.N = a->N, p.K = a->K, p.act = a->act, p.tiles = 0, p.nt = 0;
+    return p;
+}
 
 /* Rows [r0, r0 + NT/2) × columns [k0, k0 + 64) of a row-major (rows, K) matrix into a swizzled tile (NT threads
  * copy NT/2 rows: 128 for a block's two warpgroups, 64 for one): chunk c (8 elements) of row r at r·128 +

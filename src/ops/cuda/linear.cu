@@ -201,6 +201,13 @@ static int narrow_wanted(void) {
     return e && !strcmp(e, "1");
 }
 
+/* CK_LINEAR_GEMM (read at every call): whether a linear with activation `act` goes through gemm_sm90.cu; =1 takes
+ * those with an activation, =all every 16-bit linear (A/B runs) */
+static int tiled_wanted(ck_act act) {
+    const char *e = getenv("CK_LINEAR_GEMM");
+    return e && (!strcmp(e, "all") || (!strcmp(e, "1") && act != CK_ACT_NONE));
+}
+
 extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
                                const ck_tensor *b, ck_act act, const ck_tensor *residual) {
     ck_cuda      *cu = ck_cuda_of(be);
@@ -223,9 +230,8 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
      * CK_LINEAR_GEMM=1: linears with an activation through the Hopper GEMM with the epilogue in registers
      * (gemm_sm90.cu: no second pass over y); =all: every 16-bit linear (A/B runs). Each declines elsewhere. */
     if (ot == dt && dt != CK_DTYPE_F32 && cu->cc_major == 9 && cu->cc_minor == 0) {
-        const char *env    = getenv("CK_LINEAR_GEMM");
-        const int   gemm   = env && (!strcmp(env, "all") || (!strcmp(env, "1") && act != CK_ACT_NONE));
-        const int   narrow = narrow_wanted(); /* the kernel declines K > 128 or N > 512 itself */
+        const int gemm   = tiled_wanted(act);
+        const int narrow = narrow_wanted(); /* the kernel declines K > 128 or N > 512 itself */
         if (narrow || gemm) {
             ck__gemm_args g;
             memset(&g, 0, sizeof g);
@@ -321,9 +327,8 @@ extern "C" void ck_layernorm_linear_cuda(ck_backend *be, const ck_tensor *y, con
                                                            (uintptr_t)y->data | (uintptr_t)g.res) % 16 == 0;
         /* the tiled GEMM lost to LayerNorm + cuBLASLt on the device (2026-12-05: +3.9 ms at 2048), so it takes
          * these only where CK_LINEAR_GEMM asks for it; the narrow GEMM (CK_LINEAR_NARROW=1) takes its own range */
-        const char *env    = getenv("CK_LINEAR_GEMM");
-        const int   tiled  = env && (!strcmp(env, "1") || !strcmp(env, "all"));
-        const int   narrow = narrow_wanted() && K <= CK_NARROW_MAX_K && N <= CK_NARROW_MAX_N;
+        const int tiled  = tiled_wanted(CK_ACT_GELU); /* =1 or =all: the LayerNorm makes it worth one */
+        const int narrow = narrow_wanted() && K <= CK_NARROW_MAX_K && N <= CK_NARROW_MAX_N;
         if (shape_ok && (narrow || tiled) && ck__layernorm_row_stats(cu, x, eps, stats) &&
             ((narrow && ck__gemm_narrow_sm90(&g, cu->stream)) || (tiled && ck__gemm_sm90(&g, cu->stream)))) {
             CK_KERNEL_CHECK(cu);
