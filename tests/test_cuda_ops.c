@@ -1127,6 +1127,22 @@ static void test_op_gn_moments_stats(void) {
     ck_gn_moments_stats(&g_exg, &s.d, &m.d, (int)W, (int)CG, 1e-5f);
     tp_compare("gn_moments_stats 2x33x300x64 g8", &s, 1.0);
     tp_free(&y), tp_free(&m), tp_free(&s);
+
+    /* many rows: the merge in chunks of segments (the last one partial), made-up moments with a common offset
+     * (mean 3 ± 0.5) so that a chunk merged with the wrong count or mean moves the variance visibly */
+    const int64_t H2 = 1500, W2 = 200, nseg2 = 2;
+    tpair m2 = TP(K_VEC, F_RAND, 1.0f, 0.0f, B, H2, nseg2, groups, 2), s2 = TP(K_VEC, F_OUT, 0, 0, B, groups, 2);
+    float *mc = (float *)m2.c.data;
+    for (int64_t e = 0; e < B * H2 * nseg2 * groups; e++) {
+        const double cnt = (double)((e / groups) % nseg2 ? W2 - 128 : 128) * CG; /* values in the segment */
+        mc[2 * e]        = 3.0f + 0.5f * mc[2 * e];
+        mc[2 * e + 1]    = (float)((fabsf(mc[2 * e + 1]) + 0.1) * cnt);
+    }
+    tp_upload(&m2);
+    ck_gn_moments_stats(&g_exc, &s2.c, &m2.c, (int)W2, (int)CG, 1e-5f);
+    ck_gn_moments_stats(&g_exg, &s2.d, &m2.d, (int)W2, (int)CG, 1e-5f);
+    tp_compare("gn_moments_stats 2x1500x200x64 g8 (chunked)", &s2, 1.0);
+    tp_free(&m2), tp_free(&s2);
 }
 
 /* layernorm_linear against the CPU: on Hopper in 16 bits, with CK_LINEAR_GEMM or CK_LINEAR_NARROW, a GEMM
