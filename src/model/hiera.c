@@ -10,8 +10,8 @@
 
 /* CK_LN_LINEAR=1: each LayerNorm runs inside the linear after it (layernorm_linear) where the backend has a fused
  * path for the shape (CUDA: the narrow GEMM with CK_LINEAR_NARROW=1, the tiled one with CK_LINEAR_GEMM=1), else as
- * the two ops; off by default: with both GEMMs it cost 4.0 ms at 2048 on the H100 (2026-12-05). Not at the q-pooling blocks, where LN1(x) also feeds the
- * residual's projection. */
+ * the two ops; off by default: with both GEMMs it cost 4.0 ms at 2048 on the H100 (2026-12-05). Not at the
+ * q-pooling blocks, where LN1(x) also feeds the residual's projection. */
 static int ln_folded(const ck_exec *ex) {
     const char *env = getenv("CK_LN_LINEAR");
     return ex->be->ext.layernorm_linear && env && !strcmp(env, "1");

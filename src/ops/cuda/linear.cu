@@ -195,8 +195,8 @@ static void launch_fallback(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x,
     CK_KERNEL_CHECK(cu);
 }
 
-/* CK_LINEAR_NARROW=1 (read at every call; slower than cuBLASLt where timed, so opt-in): linears and LayerNorm-linears with
- * K ≤ 128 through gemm_narrow.cu */
+/* CK_LINEAR_NARROW=1 (read at every call; slower than cuBLASLt where timed, so opt-in): linears and
+ * LayerNorm-linears with K ≤ 128 through gemm_narrow.cu */
 static int narrow_wanted(void) {
     const char *e = getenv("CK_LINEAR_NARROW");
     return e && !strcmp(e, "1");
