@@ -103,6 +103,17 @@ __device__ double block_sum_fixed(double a, double *sh) {
     return r;
 }
 
+/* Values in segment s of a row (the last one may be partial), times the group's channels. */
+__device__ __forceinline__ double seg_values(int s, int nseg, int width, int gsize) {
+    return (double)(s + 1 < nseg ? CK_GN_SEG : width - s * CK_GN_SEG) * gsize;
+}
+
+/* (mean, rstd) of one (sample, group) into stats[2·i], from its mean and variance. */
+__device__ __forceinline__ void store_stats(float *stats, int i, double mean, double var, float eps) {
+    stats[2 * i]     = (float)mean;
+    stats[2 * i + 1] = (float)(1.0 / sqrt((var > 0.0 ? var : 0.0) + (double)eps));
+}
+
 /* First level: chunk c of sample bi's group g, segments e in [c·GNMS_CHUNK, …) of the H·nseg (row, segment)
  * moments, merged into part[(bi·groups + g)·nchunk + c] = (count, mean, M2). */
 __global__ void __launch_bounds__(GNMS_THREADS)
@@ -116,7 +127,7 @@ __global__ void __launch_bounds__(GNMS_THREADS)
     if (e < ne) {
         const int    s = (int)(e % nseg);
         const float2 m = mom[((int64_t)bi * ne + e) * groups + g];
-        nb = (double)(s + 1 < nseg ? CK_GN_SEG : width - s * CK_GN_SEG) * gsize, mx = m.x, my = m.y;
+        nb = seg_values(s, nseg, width, gsize), mx = m.x, my = m.y;
     }
     const double n    = block_sum_fixed(nb, sh);
     const double mean = block_sum_fixed(nb * mx, sh) / n;
@@ -142,10 +153,7 @@ __global__ void __launch_bounds__(GNMS_THREADS)
         a += pb[3 * c + 2] + pb[3 * c] * dl * dl;
     }
     const double var = block_sum_fixed(a, sh) / n;
-    if (threadIdx.x == 0) {
-        stats[2 * blockIdx.x]     = (float)mean;
-        stats[2 * blockIdx.x + 1] = (float)(1.0 / sqrt((var > 0.0 ? var : 0.0) + (double)eps));
-    }
+    if (threadIdx.x == 0) store_stats(stats, blockIdx.x, mean, var, eps);
 }
 
 /* The one-level merge: where the scratch cannot hold the partials. */
@@ -162,25 +170,14 @@ __global__ void __launch_bounds__(GNMS_THREADS)
         double a = 0.0;
 #pragma unroll 4
         for (int64_t e = threadIdx.x; e < ne; e += GNMS_THREADS) {
-            const int    s  = (int)(e % nseg);
-            const double nb = (double)(s + 1 < nseg ? CK_GN_SEG : width - s * CK_GN_SEG) * gsize;
+            const double nb = seg_values((int)(e % nseg), nseg, width, gsize);
             const float2 m  = mb[e * groups];
             const double dl = (double)m.x - mean;
             a += pass ? (double)m.y + nb * dl * dl : nb * (double)m.x;
         }
-        sh[threadIdx.x] = a;
-        __syncthreads();
-        for (int o = GNMS_THREADS / 2; o > 0; o >>= 1) {
-            if ((int)threadIdx.x < o) sh[threadIdx.x] += sh[threadIdx.x + o];
-            __syncthreads();
-        }
-        if (pass == 0) mean = sh[0] / tot;
-        else if (threadIdx.x == 0) {
-            const double var = sh[0] / tot;
-            stats[2 * blockIdx.x]     = (float)mean;
-            stats[2 * blockIdx.x + 1] = (float)(1.0 / sqrt((var > 0.0 ? var : 0.0) + (double)eps));
-        }
-        __syncthreads();
+        const double sum = block_sum_fixed(a, sh);
+        if (pass == 0) mean = sum / tot;
+        else if (threadIdx.x == 0) store_stats(stats, blockIdx.x, mean, sum / tot, eps);
     }
 }
 
