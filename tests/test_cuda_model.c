@@ -241,6 +241,20 @@ int main(void) {
                     CHECK_MSG(e_fz <= 1.5 * e_un + 1e-3 * step, "%s: fused alpha error %.3e against unfused %.3e",
                               label, e_fz, e_un);
                 }
+                if (ok_fz && !banded) { /* GroupNorm 2 folded into conv1 (the default here) vs its apply pass */
+                    run_out nf;
+                    setenv("CK_REFINER_FOLD", "0", 1);
+                    const int ok_nf = run("random:base_plus", CK_DEVICE_CUDA, precs[pi], x, &nf, 0);
+                    unsetenv("CK_REFINER_FOLD");
+                    if (ok_nf) {
+                        char label[96];
+                        snprintf(label, sizeof label, "[%s] Hiera-B+ fused refiner: GroupNorm 2 folded vs applied",
+                                 names[pi]);
+                        check_close(label, fz.alpha, nf.alpha, (size_t)S * S, 0.0, 0.0);
+                        check_close(label, fz.fg, nf.fg, (size_t)S * S * 3, 0.0, 0.0);
+                        run_free(&nf);
+                    }
+                }
                 if (ok_un) run_free(&un);
                 if (ok_fz) run_free(&fz);
             }

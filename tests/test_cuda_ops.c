@@ -1066,12 +1066,15 @@ static void row_moments(const float *y, int64_t W, int64_t C, int64_t groups, fl
 
 /* conv3x3_gn against the CPU: the output band, the moments (other rows keep their values on both sides), and the
  * statistics gn_moments_stats forms from them. 16-bit maps of 64 channels in 8 groups take the Hopper kernel
- * where there is one; the rest (and every map elsewhere) the plain kernels. */
+ * where there is one; the rest (and every map elsewhere) the plain kernels. act: 0 none, 1 GroupNorm + ReLU,
+ * 2 GroupNorm + residual + ReLU with the formed input stored to a_out (a folded GroupNorm 2): a_out's band rows
+ * against the CPU's, its other rows untouched on both sides. */
 static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t OC, int groups, int d, int row0, int h,
                             int act) {
     char what[128];
     snprintf(what, sizeof what, "conv3x3_gn %lldx%lldx%lldx%lld->%lld g%d d%d rows [%d,%d)%s", (long long)B,
-             (long long)H, (long long)W, (long long)C, (long long)OC, groups, d, row0, row0 + h, act ? " gn+relu" : "");
+             (long long)H, (long long)W, (long long)C, (long long)OC, groups, d, row0, row0 + h,
+             act == 2 ? " gn+residual+relu, a_out" : act ? " gn+relu" : "");
     const int64_t nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG, gx = C / 8 > 0 ? C / 8 : 1; /* act: groups of 8 */
     tpair x = TP(K_ACT, F_RAND, 1.5f, 0.3f, B, H, W, C), w = TP(K_ACT, F_RAND, 1.0f / sqrtf(9.0f * C), 0.0f, OC, C, 3, 3);
     tpair b = TP(K_VEC, F_RAND, 0.3f, 0.0f, OC), g = TP(K_VEC, F_RAND, 0.3f, 1.0f, C), bt = TP(K_VEC, F_RAND, 0.5f, 0.0f, C);
@@ -1080,9 +1083,17 @@ static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
     tp_upload(&st);
     tpair y = TP(K_ACT, F_OUT, 0, 0, B, h, W, OC), m = TP(K_VEC, F_RAND, 1.0f, 0.0f, B, H, nseg, groups, 2);
     tpair s2 = TP(K_VEC, F_OUT, 0, 0, B, groups, 2);
-    ck_conv3x3_gn(&g_exc, &y.c, &x.c, &w.c, &b.c, d, row0, act ? &st.c : NULL, &g.c, &bt.c, &m.c);
-    ck_conv3x3_gn(&g_exg, &y.d, &x.d, &w.d, &b.d, d, row0, act ? &st.d : NULL, &g.d, &bt.d, &m.d);
+    tpair rs = TP(K_ACT, F_RAND, 1.0f, 0.2f, B, H, W, C), ao = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, H, W, C);
+    ck_conv3x3_gn(&g_exc, &y.c, &x.c, &w.c, &b.c, d, row0, act ? &st.c : NULL, &g.c, &bt.c, act == 2 ? &rs.c : NULL,
+                  act == 2 ? &ao.c : NULL, &m.c);
+    ck_conv3x3_gn(&g_exg, &y.d, &x.d, &w.d, &b.d, d, row0, act ? &st.d : NULL, &g.d, &bt.d, act == 2 ? &rs.d : NULL,
+                  act == 2 ? &ao.d : NULL, &m.d);
     tp_compare(what, &y, 1.0);
+    char w2[160];
+    if (act == 2) {
+        snprintf(w2, sizeof w2, "%s (a_out)", what);
+        tp_compare(w2, &ao, 1.0);
+    }
     /* The moments are those of the output as stored: in 16 bits the two backends' outputs differ by roundings,
      * so the band's expected moments are taken (float64, two passes) from the device's own output. */
     float *yd = malloc(y.n * sizeof(float));
@@ -1091,7 +1102,6 @@ static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
         for (int64_t r = 0; r < h; r++)
             row_moments(yd + (n * h + r) * W * OC, W, OC, groups, (float *)m.c.data + (n * H + row0 + r) * nseg * groups * 2);
     free(yd);
-    char w2[160];
     snprintf(w2, sizeof w2, "%s (moments)", what);
     tp_compare(w2, &m, 1.0);
     if (row0 == 0 && h == H) { /* the statistics of the whole map */
@@ -1101,7 +1111,7 @@ static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
         tp_compare(w2, &s2, 1.0);
     }
     tp_free(&x), tp_free(&w), tp_free(&b), tp_free(&g), tp_free(&bt), tp_free(&st), tp_free(&y), tp_free(&m);
-    tp_free(&s2);
+    tp_free(&s2), tp_free(&rs), tp_free(&ao);
 }
 
 static void test_op_conv3x3_gn(void) {
@@ -1110,6 +1120,10 @@ static void test_op_conv3x3_gn(void) {
     test_conv3x3_gn(2, 40, 128, 64, 64, 8, 4, 0, 40, 1);  /* a batch of two */
     test_conv3x3_gn(1, 96, 200, 64, 64, 8, 8, 17, 50, 1); /* a band of the slim refiner */
     test_conv3x3_gn(1, 20, 24, 64, 64, 8, 8, 0, 20, 1);   /* narrower than the dilation reaches */
+    test_conv3x3_gn(1, 64, 300, 64, 64, 8, 2, 0, 64, 2);  /* GroupNorm 2 folded into conv1: residual, a_out */
+    test_conv3x3_gn(2, 45, 130, 64, 64, 8, 8, 0, 45, 2);  /* ... a batch of two, partial segments and chains */
+    test_conv3x3_gn(1, 96, 200, 64, 64, 8, 4, 17, 50, 2); /* ... a band: a_out's other rows untouched */
+    test_conv3x3_gn(2, 30, 40, 16, 16, 4, 1, 0, 30, 2);   /* ... 16 channels: the plain kernels */
     test_conv3x3_gn(1, 70, 260, 8, 64, 8, 1, 0, 70, 0);   /* the stem: 8 channels in */
     test_conv3x3_gn(2, 30, 40, 16, 16, 4, 2, 0, 30, 1);   /* 16 channels: the plain kernels */
     test_conv3x3_gn(1, 20, 36, 8, 24, 4, 1, 0, 20, 0);    /* the small model's stem: the plain kernels */

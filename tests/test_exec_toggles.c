@@ -6,7 +6,8 @@
  *    the refiner;
  *  - the unfused decoder (fused_decode off: heads one after the other) equals the fused one;
  *  - the fused refiner (CK_REFINER_FUSED=1: GroupNorm moments from the convolutions, GroupNorm 1 applied inside
- *    conv2; on the CPU its reference composition) equals the unfused one, in the keep, slim and banded forwards;
+ *    conv2; on the CPU its reference composition) equals the unfused one, in the keep, slim and banded forwards,
+ *    and its GroupNorm 2 folded into the next conv1 gives the bits of its own apply pass (CK_REFINER_FOLD=0);
  *  - the LayerNorms folded into the linears after them (CK_LN_LINEAR=1; on the CPU the composition) change
  *    nothing;
  *  - the patch embedding as a 2×2 convolution over 4×4 blocks (CK_PATCH_S2D=1) equals the 7×7 stride-4 one. */
@@ -110,6 +111,20 @@ int main(void) {
             ck_ctx_free(ctx);
         }
         unsetenv("CK_REFINER_BAND");
+        /* each GroupNorm 2 folded into the next conv1 (the default where the map is not banded) against its own
+         * apply pass (CK_REFINER_FOLD=0): the same operations, so the same bits */
+        float  *fold = malloc(sizeof(float) * S * S * 4);
+        ck_ctx *a = open_ctx(ck, 0, 1, 1);
+        CHECK(fold && a && run(a, x, fold));
+        ck_ctx_free(a);
+        setenv("CK_REFINER_FOLD", "0", 1);
+        ck_ctx *b = open_ctx(ck, 0, 1, 1);
+        CHECK(b && run(b, x, got));
+        ck_ctx_free(b);
+        unsetenv("CK_REFINER_FOLD");
+        check_close("fused refiner: GroupNorm 2 folded into conv1 vs its apply pass", got, fold, (size_t)S * S * 4,
+                    0.0, 0.0);
+        free(fold);
         unsetenv("CK_REFINER_FUSED");
     }
 

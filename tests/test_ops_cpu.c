@@ -884,12 +884,14 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
                             int act) {
     char what[128];
     snprintf(what, sizeof what, "conv3x3_gn %lldx%lldx%lldx%lld->%lld g%d d%d rows [%d,%d)%s", (long long)B,
-             (long long)H, (long long)W, (long long)C, (long long)OC, groups, d, row0, row0 + h, act ? " gn+relu" : "");
+             (long long)H, (long long)W, (long long)C, (long long)OC, groups, d, row0, row0 + h,
+             act == 2 ? " gn+residual+relu, a_out" : act ? " gn+relu" : "");
     const int64_t CG = OC / groups, nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG, gx = C / 4, CGx = 4; /* act: groups of 4 */
     ck_tensor x = FT(1.5f, 0.3f, B, H, W, C), w = FT(1.0f / sqrtf(9.0f * C), 0.0f, OC, C, 3, 3), b = FT(0.3f, 0.0f, OC);
     ck_tensor g = FT(0.3f, 1.0f, C), bt = FT(0.5f, 0.0f, C), st = FT(0.2f, 0.0f, B, gx, 2);
     for (int64_t i = 0; i < B * gx; i++) F(st)[2 * i + 1] = 0.8f + 0.1f * (float)i; /* rstd */
     ck_tensor y = FT(9, 0, B, h, W, OC), m = FT(0, NAN, B, H, nseg, groups, 2);
+    ck_tensor rs = FT(1.0f, 0.2f, B, H, W, C), ao = FT(0, NAN, B, H, W, C); /* act 2: residual, a_out */
     float    *ref = ref_of(&y);
     double   *a   = malloc(sizeof(double) * (size_t)(B * H * W * C));
     CK_ASSERT(a);
@@ -898,7 +900,7 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
         double        v = F(x)[i];
         if (act) {
             const float *s = F(st) + (bi * gx + c / CGx) * 2;
-            v              = (v - s[0]) * s[1] * F(g)[c] + F(bt)[c];
+            v              = (v - s[0]) * s[1] * F(g)[c] + F(bt)[c] + (act == 2 ? F(rs)[i] : 0.0);
             v              = v > 0 ? v : 0;
         }
         a[i] = v;
@@ -917,8 +919,18 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
                         }
                     ref[((bi * h + r) * W + px) * OC + oc] = (float)s;
                 }
-    ck_conv3x3_gn(&g_ex, &y, &x, &w, &b, d, row0, act ? &st : NULL, &g, &bt, &m);
+    ck_conv3x3_gn(&g_ex, &y, &x, &w, &b, d, row0, act ? &st : NULL, &g, &bt, act == 2 ? &rs : NULL,
+                  act == 2 ? &ao : NULL, &m);
     check_close(what, F(y), ref, N(y), 1e-5, 1e-5);
+    if (act == 2) { /* a_out: the formed input over the band's rows, NaN (untouched) elsewhere */
+        int bad_a = 0;
+        for (int64_t i = 0; i < B * H * W * C; i++) {
+            const int64_t yy = (i / (W * C)) % H;
+            bad_a += yy >= row0 && yy < row0 + h ? !(fabs(F(ao)[i] - a[i]) <= 1e-5 * (1 + fabs(a[i]))) : !isnan(F(ao)[i]);
+        }
+        CHECK_MSG(bad_a == 0, "%s: %d a_out values wrong", what, bad_a);
+        printf("%s %s (a_out)\n", bad_a ? "NOT OK" : "OK    ", what);
+    }
     /* moments: of the op's own outputs, float64; rows outside the band untouched (NaN) */
     int bad = 0;
     for (int64_t bi = 0; bi < B; bi++)
@@ -938,7 +950,7 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
     CHECK_MSG(bad == 0, "%s: %d moments wrong", what, bad);
     printf("%s %s (moments)\n", bad ? "NOT OK" : "OK    ", what);
     free(a), free(ref), free(x.data), free(w.data), free(b.data), free(g.data), free(bt.data), free(st.data);
-    free(y.data), free(m.data);
+    free(y.data), free(m.data), free(rs.data), free(ao.data);
 }
 
 static void test_op_conv3x3_gn(void) {
@@ -947,6 +959,8 @@ static void test_op_conv3x3_gn(void) {
     case_conv3x3_gn(1, 20, 140, 8, 8, 2, 4, 6, 5, 1); /* a band; two segments, the second partial */
     case_conv3x3_gn(1, 12, 9, 16, 16, 8, 8, 3, 6, 1); /* dilation beyond the image */
     case_conv3x3_gn(1, 7, 30, 8, 16, 4, 1, 0, 7, 0);  /* the stem's shape: 8 channels in, more out */
+    case_conv3x3_gn(2, 10, 12, 16, 16, 4, 2, 0, 10, 2); /* GroupNorm 2 folded in: residual, a_out */
+    case_conv3x3_gn(1, 20, 140, 8, 8, 2, 4, 6, 5, 2);  /* ... a band: a_out's other rows untouched */
 }
 
 /* ---- gn_moments_stats: per-segment moments merged back into a whole map's statistics ---- */

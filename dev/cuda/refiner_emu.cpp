@@ -34,6 +34,7 @@ struct Case {
     bool act;
     int  cin; /* 64 (residual blocks) or 8 (the stem) */
     bool inf; /* one input value +Inf (row 3, pixel 50, channel 2): only its 3×3 neighbourhood may turn non-finite */
+    bool res; /* a folded GroupNorm 2: the residual added before the ReLU, the formed input stored to a_out */
 };
 
 static void run_case(const Case &c, uint32_t seed) {
@@ -46,13 +47,16 @@ static void run_case(const Case &c, uint32_t seed) {
     std::normal_distribution<float> nd(0.0f, 1.0f);
     std::vector<uint16_t> x(nx), w(64 * CI * 9), y(ny + 2 * guard);
     std::vector<float>    bias(64), gamma(64), beta(64), stats(c.B * 16), mom(nm + 2 * 64);
+    std::vector<uint16_t> rs(c.res ? nx : 0), ao(c.res ? nx + 2 * guard : 0);
     for (auto &v : x) v = f2h(nd(rng) * 1.5f + 0.3f, bf);
+    for (auto &v : rs) v = f2h(nd(rng) + 0.2f, bf);
     if (c.inf) x[((size_t)3 * c.W + 50) * CI + 2] = bf ? 0x7F80 : 0x7C00;
     for (auto &v : w) v = f2h(nd(rng) / sqrtf(9.0f * CI), bf); /* outputs of order one */
     for (int i = 0; i < 64; i++) bias[i] = 0.3f * nd(rng), gamma[i] = 1.0f + 0.3f * nd(rng), beta[i] = 0.5f * nd(rng);
     for (int i = 0; i < c.B * 8; i++) stats[2 * i] = 0.3f + 0.2f * nd(rng), stats[2 * i + 1] = 0.6f + 0.1f * (float)i;
     const uint16_t poison = 0x7FFF; /* NaN in both dtypes */
     std::fill(y.begin(), y.end(), poison);
+    std::fill(ao.begin(), ao.end(), poison);
     std::fill(mom.begin(), mom.end(), NAN);
     emu::bufs = {{(const char *)x.data(), x.size() * 2}};
 
@@ -61,14 +65,15 @@ static void run_case(const Case &c, uint32_t seed) {
     a.x = x.data(), a.y = y.data() + guard, a.w = w.data(), a.bias = bias.data();
     a.stats = c.act ? stats.data() : nullptr, a.gamma = gamma.data(), a.beta = beta.data();
     a.moments = mom.data() + 64;
+    if (c.res) a.residual = rs.data(), a.a_out = ao.data() + guard;
     a.B = c.B, a.H = c.H, a.W = c.W, a.row0 = c.row0, a.h = c.h, a.dilation = c.d, a.bf16 = bf, a.in_channels = CI;
     a.sm_count = g_emu_device ? 2 : 132;
     const long mma0 = emu::n_mma;
     const int  ran  = ck__refiner_conv(&a, nullptr);
     g_count++;
     char name[160];
-    snprintf(name, sizeof name, "%s cin=%-2d B=%d H=%-3d W=%-3d rows [%d,%d) d=%d act=%d sms=%d", bf ? "bf16" : "f16 ",
-             CI, c.B, c.H, c.W, c.row0, c.row0 + c.h, c.d, (int)c.act, a.sm_count);
+    snprintf(name, sizeof name, "%s cin=%-2d B=%d H=%-3d W=%-3d rows [%d,%d) d=%d act=%d%s sms=%d", bf ? "bf16" : "f16 ",
+             CI, c.B, c.H, c.W, c.row0, c.row0 + c.h, c.d, (int)c.act, c.res ? "+res" : "", a.sm_count);
     if (!ran) {
         printf("NOT OK %s: the launcher declined\n", name);
         g_fail++;
@@ -76,7 +81,8 @@ static void run_case(const Case &c, uint32_t seed) {
     }
     long bad = 0;
     for (size_t i = 0; i < guard; i++)
-        if (y[i] != poison || y[guard + ny + i] != poison) bad++;
+        if (y[i] != poison || y[guard + ny + i] != poison || (c.res && (ao[i] != poison || ao[guard + nx + i] != poison)))
+            bad++;
     for (int i = 0; i < 64; i++)
         if (!std::isnan(mom[i]) || !std::isnan(mom[64 + nm + i])) bad++;
     if (bad) {
@@ -86,8 +92,10 @@ static void run_case(const Case &c, uint32_t seed) {
     }
     /* act(x) as the kernel forms it: float32 operations in the same order, rounded to the dtype */
     std::vector<double> ax(nx);
+    long                abad = 0; /* a_out: the formed input, bit for bit, over the band's rows; untouched elsewhere */
     for (size_t i = 0; i < nx; i++) {
         const int   ch = (int)(i % CI), b = (int)(i / ((size_t)c.H * c.W * CI)), g = ch / 8;
+        const int   row = (int)((i / ((size_t)c.W * CI)) % c.H);
         const float v  = h2f(x[i], bf);
         if (!c.act) {
             ax[i] = v;
@@ -95,8 +103,16 @@ static void run_case(const Case &c, uint32_t seed) {
         }
         const float mean = stats[(b * 8 + g) * 2], rstd = stats[(b * 8 + g) * 2 + 1];
         const float sc = rstd * gamma[ch], sh = beta[ch] - mean * sc;
-        const float f  = v * sc + sh;
-        ax[i]          = h2f(f2h(f > 0.0f ? f : 0.0f, bf), bf);
+        float       f  = v * sc + sh;
+        if (c.res) f += h2f(rs[i], bf);
+        const uint16_t fa = f2h(f > 0.0f ? f : 0.0f, bf);
+        ax[i]             = h2f(fa, bf);
+        if (c.res) {
+            const bool     in_band = row >= c.row0 && row < c.row0 + c.h;
+            const uint16_t want    = in_band ? fa : poison;
+            if (ao[guard + i] != want && abad++ < 3)
+                printf("  a_out b=%d row=%d elem %zu: got 0x%04x want 0x%04x\n", b, row, i, ao[guard + i], want);
+        }
     }
     double worst = 0, max_err = 0, mworst = 0;
     long   nbad = 0, mbad = 0;
@@ -158,7 +174,7 @@ static void run_case(const Case &c, uint32_t seed) {
                 if (!std::isnan(mom[64 + (((size_t)b * c.H + yy) * nseg) * 16 + k]) && mbad++ < 3)
                     printf("  moments of row %d (outside the band) written\n", yy);
         }
-    const bool ok = nbad == 0 && mbad == 0;
+    const bool ok = nbad == 0 && mbad == 0 && abad == 0;
     if (!ok) g_fail++;
     if (!ok || g_verbose)
         printf("%s %s: max_abs %.3g (%.0f%% of tol), moments at %.0f%% of tol, bad %ld/%ld, wgmma %ld\n",
@@ -179,6 +195,9 @@ int main(int argc, char **argv) {
         /* the stem: 8 input channels, dilation 1, no act */
         {false, 1, 7, 136, 0, 7, 1, false, 8}, {true, 2, 6, 200, 0, 6, 1, false, 8}, {false, 1, 9, 40, 2, 5, 1, false, 8},
         {false, 1, 8, 130, 0, 8, 1, false, 8, true}, {false, 1, 8, 130, 0, 8, 1, false, 64, true},
+        /* a folded GroupNorm 2: the residual and a_out (whole maps, a band, chains longer than one round) */
+        {false, 1, 9, 130, 0, 9, 1, true, 64, false, true}, {true, 2, 18, 150, 0, 18, 8, true, 64, false, true},
+        {false, 1, 20, 136, 5, 7, 2, true, 64, false, true}, {true, 1, 35, 260, 0, 35, 4, true, 64, false, true},
     };
     uint32_t seed = 1;
     for (int dev = 0; dev < 2; dev++) {

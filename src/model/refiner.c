@@ -100,11 +100,13 @@ static fused_gn fused_new(ck_exec *ex, const ck_config *cfg, int64_t B, int64_t 
     return f;
 }
 
-/* conv3x3_gn over all rows, then the statistics of its result into `stats`. */
+/* conv3x3_gn over all rows, then the statistics of its result into `stats`. With `residual` and `a_out`, x's
+ * GroupNorm (x_stats, g, be) takes the residual before its ReLU and the formed input goes to a_out. */
 static void fused_conv(ck_exec *ex, const ck_config *cfg, const fused_gn *f, const ck_tensor *y, const ck_tensor *x,
                        const ck_tensor *w, const ck_tensor *b, int d, const ck_tensor *x_stats, const ck_tensor *g,
-                       const ck_tensor *be, const ck_tensor *stats) {
-    ck_conv3x3_gn(ex, y, x, w, b, d, 0, x_stats, g, be, &f->moments);
+                       const ck_tensor *be, const ck_tensor *residual, const ck_tensor *a_out,
+                       const ck_tensor *stats) {
+    ck_conv3x3_gn(ex, y, x, w, b, d, 0, x_stats, g, be, residual, a_out, &f->moments);
     ck_gn_moments_stats(ex, stats, &f->moments, (int)x->shape[2], (int)(cfg->ref_hidden / cfg->ref_groups),
                         cfg->gn_eps);
 }
@@ -120,7 +122,7 @@ static ck_tensor conv2_shifted_fused(ck_exec *ex, const ck_config *cfg, const fu
         const int64_t   y1  = y0 + band < H ? y0 + band : H;
         const ck_tensor out = rows_view(base, dst0 + y0, y1 - y0);
         ck_conv3x3_gn(ex, &out, &t, &rw->conv2_w, &rw->conv2_b, d, (int)y0, &f->stats1, &rw->gn1_w, &rw->gn1_b,
-                      &f->moments);
+                      NULL, NULL, &f->moments);
     }
     ck_gn_moments_stats(ex, &f->stats2, &f->moments, (int)t.shape[2], (int)(cfg->ref_hidden / cfg->ref_groups),
                         cfg->gn_eps);
@@ -132,7 +134,7 @@ static ck_tensor conv2_shifted_fused(ck_exec *ex, const ck_config *cfg, const fu
 static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
                          const ck_tensor *a, const ck_tensor *st, int frozen, const fused_gn *f) {
     if (f) { /* the GroupNorm's statistics from the convolution's moments; then its apply pass */
-        fused_conv(ex, cfg, f, a, in, &w->stem_w, &w->stem_b, 1, NULL, NULL, NULL, &f->stats1);
+        fused_conv(ex, cfg, f, a, in, &w->stem_w, &w->stem_b, 1, NULL, NULL, NULL, NULL, NULL, &f->stats1);
         ck_groupnorm_stats(ex, a, a, &w->stem_gn_w, &w->stem_gn_b, cfg->ref_groups, cfg->gn_eps, NULL, CK_ACT_RELU,
                            &f->stats1, 1);
         return;
@@ -145,38 +147,61 @@ static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
  * NULL, and then t lies at row P of the banded buffer `base` and each conv2 runs as conv2_shifted.
  * With `head` (B,H,W,4) float32, the last block's GroupNorm 2, residual and ReLU run inside the final 1×1
  * convolution (groupnorm_linear: the last stream is neither stored nor rounded) and head receives delta_raw;
- * else a holds the last stream. */
+ * else a holds the last stream.
+ * With the fused path, u and `a_alt` (a fourth map of a's shape), each block's GroupNorm 2 + residual + ReLU is
+ * applied while the next block's conv1 loads its operand (u, with a as the residual), and conv1 stores the new
+ * stream into the other of a and a_alt: no apply pass reads the two maps and writes the stream (3 of 4 such
+ * passes gone; the last one rides on the head). The same operations, so the same bits. */
 static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *a,
-                           const ck_tensor *t, const ck_tensor *u, const ck_tensor *base, int64_t P, int band,
-                           const ck_tensor *st, int frozen, const ck_tensor *head, const fused_gn *f) {
+                           const ck_tensor *a_alt, const ck_tensor *t, const ck_tensor *u, const ck_tensor *base,
+                           int64_t P, int band, const ck_tensor *st, int frozen, const ck_tensor *head,
+                           const fused_gn *f) {
     CK_ASSERT(!head || !st);
     CK_ASSERT(!f || !st);
+    CK_ASSERT(!a_alt || (f && u));
+    const ck_tensor *cur = a, *spare = a_alt; /* the stream, and where a folded GroupNorm 2 puts the next one */
+    const ck_res_w  *pending = NULL;          /* the block whose GroupNorm 2 conv1 still has to apply */
+    ck_tensor        c2;
     for (int r = 0; r < cfg->ref_blocks; r++) {
         const ck_res_w *rw = &w->res[r];
         const int       d  = 1 << r;
-        ck_tensor       c2;
         if (f) { /* t keeps conv1's raw result; GroupNorm 1 is applied inside conv2's loads */
-            fused_conv(ex, cfg, f, t, a, &rw->conv1_w, &rw->conv1_b, d, NULL, NULL, NULL, &f->stats1);
+            if (pending) { /* conv1 forms ReLU(GN2(c2) + stream) on load and stores it as the next stream */
+                fused_conv(ex, cfg, f, t, &c2, &rw->conv1_w, &rw->conv1_b, d, &f->stats2, &pending->gn2_w,
+                           &pending->gn2_b, cur, spare, &f->stats1);
+                const ck_tensor *old = cur;
+                cur = spare, spare = old, pending = NULL;
+            } else {
+                fused_conv(ex, cfg, f, t, cur, &rw->conv1_w, &rw->conv1_b, d, NULL, NULL, NULL, NULL, NULL,
+                           &f->stats1);
+            }
             if (u) {
                 fused_conv(ex, cfg, f, u, t, &rw->conv2_w, &rw->conv2_b, d, &f->stats1, &rw->gn1_w, &rw->gn1_b,
-                           &f->stats2);
+                           NULL, NULL, &f->stats2);
                 c2 = *u;
             } else {
                 c2 = conv2_shifted_fused(ex, cfg, f, base, P, t->shape[1], band, d, rw);
             }
         } else {
-            ck_conv2d(ex, t, a, &rw->conv1_w, &rw->conv1_b, 1, d, d);
+            ck_conv2d(ex, t, cur, &rw->conv1_w, &rw->conv1_b, 1, d, d);
             refiner_gn(ex, cfg, t, t, &rw->gn1_w, &rw->gn1_b, NULL, st, 1 + 2 * r, frozen);
             if (u) ck_conv2d(ex, u, t, &rw->conv2_w, &rw->conv2_b, 1, d, d), c2 = *u;
             else c2 = conv2_shifted(ex, base, P, t->shape[1], band, d, &rw->conv2_w, &rw->conv2_b);
         }
         if (head && r == cfg->ref_blocks - 1)
-            ck_groupnorm_linear(ex, head, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, a, CK_ACT_RELU,
+            ck_groupnorm_linear(ex, head, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, cur, CK_ACT_RELU,
                                 &w->final_w, &w->final_b, f ? &f->stats2 : NULL);
-        else if (f) ck_groupnorm_stats(ex, a, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, a, CK_ACT_RELU,
-                                       &f->stats2, 1);
+        else if (a_alt && r < cfg->ref_blocks - 1) pending = rw; /* the next conv1 applies it */
+        else if (f) ck_groupnorm_stats(ex, a, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, cur,
+                                       CK_ACT_RELU, &f->stats2, 1);
         else refiner_gn(ex, cfg, a, &c2, &rw->gn2_w, &rw->gn2_b, a, st, 2 + 2 * r, frozen);
     }
+}
+
+/* Whether the fused refiner folds each GroupNorm 2 into the next conv1 (a fourth map; CK_REFINER_FOLD=0: never). */
+static int fold_wanted(void) {
+    const char *env = getenv("CK_REFINER_FOLD");
+    return !(env && !strcmp(env, "0"));
 }
 
 /* x (B,h,w,≥3) and logits_up (B,h,w,4) → delta_raw (B,h,w,4), three full buffers. With `stats`
@@ -196,8 +221,10 @@ static void refiner_run(ck_exec *ex, const ck_config *cfg, const ck_weights *w, 
     ck_tensor u = CK_NEW(ex, B, H, W, Hd);
     fused_gn        fg;
     const fused_gn *fp = !stp && fused_wanted(ex, cfg) ? (fg = fused_new(ex, cfg, B, H, W), &fg) : NULL;
+    ck_tensor       a2; /* the folded path's second stream buffer */
+    const ck_tensor *ap = fp && fold_wanted() ? (a2 = CK_NEW(ex, B, H, W, Hd), &a2) : NULL;
     refiner_stem(ex, cfg, w, &in, &a, stp, frozen, fp);
-    refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, stp, frozen, stp ? NULL : delta_raw, fp);
+    refiner_blocks(ex, cfg, w, &a, ap, &t, &u, NULL, 0, 0, stp, frozen, stp ? NULL : delta_raw, fp);
     if (stp) ck_linear(ex, delta_raw, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     ck_arena_reset(ex->arena, mark);
 }
@@ -259,11 +286,13 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
         const size_t  dbytes = ck_tensor_nbytes(out);
         const int     room   = (size_t)(band + 2 * dmax) * row >= dbytes && (size_t)(tail0 - P) * row >= dbytes;
         if (room) delta = ck_tensor_make((uint8_t *)base.data + (size_t)tail0 * row, CK_DTYPE_F32, 4, out->shape);
-        refiner_blocks(ex, cfg, w, &a, &t, NULL, &base, P, band, NULL, 0, room ? &delta : NULL, fp);
+        refiner_blocks(ex, cfg, w, &a, NULL, &t, NULL, &base, P, band, NULL, 0, room ? &delta : NULL, fp);
         if (!room) ck_linear(ex, out, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     } else {
         ck_tensor u = CK_NEW(ex, B, H, W, Hd);
-        refiner_blocks(ex, cfg, w, &a, &t, &u, NULL, 0, 0, NULL, 0, out, fp); /* delta_raw, into out */
+        ck_tensor a2; /* the folded path's second stream buffer (no bands: the image is small or a batch) */
+        const ck_tensor *ap = fp && fold_wanted() ? (a2 = CK_NEW(ex, B, H, W, Hd), &a2) : NULL;
+        refiner_blocks(ex, cfg, w, &a, ap, &t, &u, NULL, 0, 0, NULL, 0, out, fp); /* delta_raw, into out */
     }
     ck_resize_bilinear(ex, &up, logits, 0); /* t's memory is free again */
     ck_sigmoid_add(ex, out, &up, &delta, delta_scale);

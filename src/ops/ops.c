@@ -285,7 +285,7 @@ void ck_copy_rect(ck_exec *ex, const ck_tensor *y, int dy, int dx, const ck_tens
 
 void ck_conv3x3_gn(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b,
                    int dilation, int row0, const ck_tensor *x_stats, const ck_tensor *gamma, const ck_tensor *beta,
-                   const ck_tensor *moments) {
+                   const ck_tensor *residual, const ck_tensor *a_out, const ck_tensor *moments) {
     CK_ASSERT(ex->be->ext.conv3x3_gn && "the backend has the optional op conv3x3_gn");
     CK_ASSERT(x->ndim == 4 && y->ndim == 4 && w->ndim == 4 && moments->ndim == 5 && dilation >= 1);
     const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], IC = x->shape[3], OC = y->shape[3];
@@ -301,7 +301,11 @@ void ck_conv3x3_gn(ck_exec *ex, const ck_tensor *y, const ck_tensor *x, const ck
         CK_ASSERT(gamma && beta && gamma->dtype == CK_DTYPE_F32 && beta->dtype == CK_DTYPE_F32);
         CK_ASSERT(gamma->shape[0] == IC && beta->shape[0] == IC);
     }
-    RUNP(ex, "conv2d 3x3 +gn", ex->be->ext.conv3x3_gn(ex->be, y, x, w, b, dilation, row0, x_stats, gamma, beta, moments));
+    CK_ASSERT(!residual || (x_stats && same_shape(residual, x) && residual->dtype == x->dtype));
+    CK_ASSERT(!a_out || (same_shape(a_out, x) && a_out->dtype == x->dtype && a_out->data != x->data &&
+                         (!residual || a_out->data != residual->data) && a_out->data != y->data));
+    RUNP(ex, "conv2d 3x3 +gn", ex->be->ext.conv3x3_gn(ex->be, y, x, w, b, dilation, row0, x_stats, gamma, beta,
+                                                      residual, a_out, moments));
 }
 
 void ck_gn_moments_stats(ck_exec *ex, const ck_tensor *stats, const ck_tensor *moments, int width, int group_size,

@@ -124,15 +124,19 @@
 
 /* The refiner's 3×3 convolution with its GroupNorms folded in: y (B,h,W,OC) = output rows [row0, row0 + h) of
  * conv2d(a, w (OC,IC,3,3), padding = dilation) + b (OC), where a = x (B,H,W,IC), or, with x_stats (B, gx, 2)
- * (mean, rstd of gx groups of x's channels; frozen), a = ReLU(GroupNorm(x)·γ + β) formed as the groupnorm op
- * forms it (rounded to x's dtype); the padding is zeros of a. moments (B, H, ⌈W/CK_GN_SEG⌉, groups, 2) float32:
+ * (mean, rstd of gx groups of x's channels; frozen), a = ReLU(GroupNorm(x)·γ + β [+ residual]) formed as the
+ * groupnorm op forms it (rounded to x's dtype); the padding is zeros of a. residual (B,H,W,IC) or NULL: only with
+ * x_stats (a residual block's GroupNorm 2, its skip connection and ReLU, applied while the next block's conv1
+ * loads). a_out (B,H,W,IC) or NULL: receives a over the band's rows [row0, row0 + h), as the convolution used it
+ * (the residual stream the fold would otherwise write). moments (B, H, ⌈W/CK_GN_SEG⌉, groups, 2) float32:
  * for every output row of the band and every CK_GN_SEG-pixel segment of it, (mean, M2) of each of the groups of
  * y's channels, over y's stored values; the other rows' entries are left as they are. y must not overlap the
- * rows of x the band reads. */
+ * rows of x the band reads; a_out overlaps none of x, residual and y. */
 #define CK_GN_SEG 128
 #define CK_OP_PARAMS_conv3x3_gn                                                                             \
     (const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const ck_tensor *b, int dilation, int row0,  \
-     const ck_tensor *x_stats, const ck_tensor *gamma, const ck_tensor *beta, const ck_tensor *moments)
+     const ck_tensor *x_stats, const ck_tensor *gamma, const ck_tensor *beta, const ck_tensor *residual,     \
+     const ck_tensor *a_out, const ck_tensor *moments)
 
 /* stats (B, groups, 2) = (mean, 1/√(var + eps)) per sample and group from conv3x3_gn's moments (B, H, nseg,
  * groups, 2) of a map `width` pixels wide with `group_size` channels per group, merged in float64 in a fixed

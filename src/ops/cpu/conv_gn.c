@@ -2,7 +2,8 @@
  * is held to, written as the composition it replaces. conv3x3_gn forms the band's input rows (GroupNorm + ReLU
  * with frozen statistics, the groupnorm op's operations; image rows outside [0, H) as zero rows), runs
  * ck_conv2d_cpu over them, and takes the moments of each row segment in float64 (two passes: mean, then
- * Σ(v − mean)²). gn_moments_stats merges them in float64, rows then segments in order: mean = Σ nᵢ·mᵢ / N,
+ * Σ(v − mean)²); with a residual it is added after the affine, before the ReLU (the groupnorm op's order), and
+ * a_out receives the band's own rows of the formed input. gn_moments_stats merges them in float64, rows then segments in order: mean = Σ nᵢ·mᵢ / N,
  * M2 = Σ M2ᵢ + nᵢ·(mᵢ − mean)² (Chan's pairwise merge, summed out). */
 #include "ops/cpu/ops_cpu.h"
 
@@ -12,7 +13,8 @@
 
 void ck_conv3x3_gn_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
                        const ck_tensor *b, int dilation, int row0, const ck_tensor *x_stats, const ck_tensor *gamma,
-                       const ck_tensor *beta, const ck_tensor *moments) {
+                       const ck_tensor *beta, const ck_tensor *residual, const ck_tensor *a_out,
+                       const ck_tensor *moments) {
     const int64_t B = x->shape[0], H = x->shape[1], W = x->shape[2], C = x->shape[3], h = y->shape[1];
     const int64_t OC = y->shape[3], groups = moments->shape[3], nseg = moments->shape[2], CG = OC / groups;
     const int64_t gx = x_stats ? ck_tensor_numel(x_stats) / (2 * B) : 1, CGx = C / gx, d = dilation;
@@ -20,6 +22,8 @@ void ck_conv3x3_gn_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, c
     const float  *X = (const float *)x->data; /* (B, H, W, C) */
     float        *Y = (float *)y->data;       /* (B, h, W, C) */
     float        *M = (float *)moments->data; /* (B, H, nseg, groups, 2) */
+    const float  *R = residual ? (const float *)residual->data : NULL; /* (B, H, W, C) */
+    float        *A = a_out ? (float *)a_out->data : NULL;            /* (B, H, W, C) */
     float        *a = malloc(sizeof(float) * (size_t)(rows * W * C)); /* (1, rows, W, C) */
     CK_ASSERT(a);
     for (int64_t n = 0; n < B; n++) {
@@ -31,18 +35,20 @@ void ck_conv3x3_gn_cpu(ck_backend *be, const ck_tensor *y, const ck_tensor *x, c
                 continue;
             }
             const float *xr = X + ((n * H + iy) * W) * C;
+            const float *rr = R ? R + ((n * H + iy) * W) * C : NULL;
             for (int64_t i = 0; i < W * C; i++) {
                 const int64_t c = i % C;
                 if (!x_stats) {
                     ar[i] = xr[i];
                     continue;
                 }
-                const float *st   = (const float *)x_stats->data + (n * gx + c / CGx) * 2;
-                const float  sc   = st[1] * ((const float *)gamma->data)[c];
-                const float  sh   = ((const float *)beta->data)[c] - st[0] * sc;
-                const float  v    = xr[i] * sc + sh;
-                ar[i]             = v > 0.0f ? v : 0.0f;
+                const float *st = (const float *)x_stats->data + (n * gx + c / CGx) * 2;
+                const float  sc = st[1] * ((const float *)gamma->data)[c];
+                const float  sh = ((const float *)beta->data)[c] - st[0] * sc;
+                const float  v  = rr ? xr[i] * sc + sh + rr[i] : xr[i] * sc + sh;
+                ar[i]           = v > 0.0f ? v : 0.0f;
             }
+            if (A && iy >= row0 && iy < row0 + h) memcpy(A + ((n * H + iy) * W) * C, ar, sizeof(float) * (size_t)(W * C));
         }
         const ck_tensor in  = ck_tensor_make(a, CK_DTYPE_F32, 4, (int64_t[]){1, rows, W, C});
         const ck_tensor out = ck_tensor_make(Y + n * h * W * OC, CK_DTYPE_F32, 4, (int64_t[]){1, h, W, OC});

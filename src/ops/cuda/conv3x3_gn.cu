@@ -1,7 +1,8 @@
 /* The fused refiner's ops on CUDA (ops_list.h conv3x3_gn, gn_moments_stats); CPU reference ops/cpu/conv_gn.c.
  *
  * conv3x3_gn: the Hopper kernel of refiner_conv.cu (wgmma implicit GEMM, GroupNorm + ReLU on the operand
- * load, moments in the epilogue) wherever it runs: 16-bit maps, 64 output channels in 8 groups, from 64 input
+ * load (with the residual when the previous block's GroupNorm 2 is folded in; the formed input stored to a_out),
+ * moments in the epilogue) wherever it runs: 16-bit maps, 64 output channels in 8 groups, from 64 input
  * channels (8 groups when normalized; dilation 1, 2, 4 or 8) or from the stem's 8 (dilation 1, no GroupNorm in
  * front), a compute capability 9.0 device with the sm_90a image. Elsewhere a plain kernel (one thread per
  * output, the same act on load, float32 sums) and a moments kernel: correct everywhere, not fast;
@@ -19,14 +20,46 @@
 #define GNMS_THREADS 512
 #define GNMS_CHUNK GNMS_THREADS /* segments per partial: one per thread of the first level */
 
+/* act(x) at element e = (pixel, channel ic) of sample bi: GroupNorm with frozen statistics (per group of CGx
+ * channels), the residual, ReLU, rounded to T (the groupnorm op's operations); x itself without statistics. */
+template <typename T>
+__device__ __forceinline__ float act_at(const T *__restrict__ x, const T *__restrict__ res, int64_t e, int ic, int bi,
+                                        const float *__restrict__ st, const float *__restrict__ gm,
+                                        const float *__restrict__ bt, int CGx, int gx) {
+    float v = ck_ldf(x[e]);
+    if (!st) return v;
+    const int   g  = bi * gx + ic / CGx;
+    const float sc = __fmul_rn(st[2 * g + 1], gm[ic]);
+    const float sh = __fsub_rn(bt[ic], __fmul_rn(st[2 * g], sc));
+    v              = __fadd_rn(__fmul_rn(v, sc), sh);
+    if (res) v += ck_ldf(res[e]);
+    return ck_ldf(ck_stf<T>(v > 0.0f ? v : 0.0f));
+}
+
+/* a_out (B,H,W,C) rows [row0, row0 + h) = act(x), one thread per element (the plain path's a_out). */
+template <typename T>
+__global__ void __launch_bounds__(RC_THREADS)
+    act_rows_plain_kernel(T *__restrict__ a_out, const T *__restrict__ x, const T *__restrict__ res,
+                          const float *__restrict__ st, const float *__restrict__ gm, const float *__restrict__ bt,
+                          int H, int W, int C, int CGx, int gx, int row0, int h, int B) {
+    const int64_t n = (int64_t)B * h * W * C;
+    CK_GRID_STRIDE(i, n) {
+        const int     ic = (int)(i % C);
+        const int64_t pix = i / C;
+        const int     px = (int)(pix % W), r = (int)((pix / W) % h), bi = (int)(pix / ((int64_t)W * h));
+        const int64_t e  = (((int64_t)bi * H + row0 + r) * W + px) * C + ic;
+        a_out[e]         = ck_stf<T>(act_at(x, res, e, ic, bi, st, gm, bt, CGx, gx));
+    }
+}
+
 /* y (B,h,W,OC) rows [row0, row0 + h) of conv3×3(act(x (B,H,W,C))) + b, one thread per output element; act's
  * statistics per group of CGx input channels. */
 template <typename T>
 __global__ void __launch_bounds__(RC_THREADS)
-    conv3x3_act_plain_kernel(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ w,
-                             const float *__restrict__ b, const float *__restrict__ st, const float *__restrict__ gm,
-                             const float *__restrict__ bt, int B, int H, int W, int C, int OC, int CGx, int gx,
-                             int row0, int h, int d) {
+    conv3x3_act_plain_kernel(T *__restrict__ y, const T *__restrict__ x, const T *__restrict__ res,
+                             const T *__restrict__ w, const float *__restrict__ b, const float *__restrict__ st,
+                             const float *__restrict__ gm, const float *__restrict__ bt, int B, int H, int W, int C,
+                             int OC, int CGx, int gx, int row0, int h, int d) {
     const int64_t n = (int64_t)B * h * W * OC;
     CK_GRID_STRIDE(i, n) {
         const int     oc = (int)(i % OC);
@@ -40,18 +73,10 @@ __global__ void __launch_bounds__(RC_THREADS)
             for (int kx = 0; kx < 3; kx++) {
                 const int ix = px + (kx - 1) * d;
                 if (ix < 0 || ix >= W) continue;
-                const T *xr = x + (((int64_t)bi * H + iy) * W + ix) * C;
-                for (int ic = 0; ic < C; ic++) {
-                    float v = ck_ldf(xr[ic]);
-                    if (st) {
-                        const int   g  = bi * gx + ic / CGx;
-                        const float sc = __fmul_rn(st[2 * g + 1], gm[ic]);
-                        const float sh = __fsub_rn(bt[ic], __fmul_rn(st[2 * g], sc));
-                        v              = __fadd_rn(__fmul_rn(v, sc), sh);
-                        v              = ck_ldf(ck_stf<T>(v > 0.0f ? v : 0.0f));
-                    }
-                    s += v * ck_ldf(w[((int64_t)oc * C + ic) * 9 + ky * 3 + kx]);
-                }
+                const int64_t e0 = (((int64_t)bi * H + iy) * W + ix) * C;
+                for (int ic = 0; ic < C; ic++)
+                    s += act_at(x, res, e0 + ic, ic, bi, st, gm, bt, CGx, gx) *
+                         ck_ldf(w[((int64_t)oc * C + ic) * 9 + ky * 3 + kx]);
             }
         }
         y[i] = ck_stf<T>(s);
@@ -192,7 +217,8 @@ static int hopper_kernel_serves(const ck_cuda *cu, ck_dtype dt, int64_t channels
 /* The fused kernel's arguments for this call, or 0 where it cannot serve it. */
 static int fused_args(const ck_cuda *cu, ck__rconv_args *a, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
                       const ck_tensor *b, int dilation, int row0, const ck_tensor *st, const ck_tensor *gamma,
-                      const ck_tensor *beta, const ck_tensor *moments) {
+                      const ck_tensor *beta, const ck_tensor *residual, const ck_tensor *a_out,
+                      const ck_tensor *moments) {
     const int64_t B = x->shape[0], IC = x->shape[3];
     if (!hopper_kernel_serves(cu, x->dtype, y->shape[3], moments->shape[3])) return 0;
     if (IC == 64 && st && ck_tensor_numel(st) != B * CK_RCONV_GROUPS * 2) return 0; /* act over 8 groups only */
@@ -200,6 +226,7 @@ static int fused_args(const ck_cuda *cu, ck__rconv_args *a, const ck_tensor *y, 
     memset(a, 0, sizeof *a);
     a->x = x->data, a->y = y->data, a->w = w->data, a->bias = (const float *)b->data;
     a->stats = st ? (const float *)st->data : NULL;
+    a->residual = residual ? residual->data : NULL, a->a_out = a_out ? a_out->data : NULL;
     a->gamma = st ? (const float *)gamma->data : NULL, a->beta = st ? (const float *)beta->data : NULL;
     a->moments = (float *)moments->data;
     a->B = (int)B, a->H = (int)x->shape[1], a->W = (int)x->shape[2], a->row0 = row0, a->h = (int)y->shape[1];
@@ -213,10 +240,11 @@ extern "C" int ck_conv3x3_gn_cuda_fast(ck_backend *be, ck_dtype dt, int channels
 
 extern "C" void ck_conv3x3_gn_cuda(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w,
                                    const ck_tensor *b, int dilation, int row0, const ck_tensor *x_stats,
-                                   const ck_tensor *gamma, const ck_tensor *beta, const ck_tensor *moments) {
+                                   const ck_tensor *gamma, const ck_tensor *beta, const ck_tensor *residual,
+                                   const ck_tensor *a_out, const ck_tensor *moments) {
     ck_cuda       *cu = ck_cuda_of(be);
     ck__rconv_args a;
-    if (fused_args(cu, &a, y, x, w, b, dilation, row0, x_stats, gamma, beta, moments) &&
+    if (fused_args(cu, &a, y, x, w, b, dilation, row0, x_stats, gamma, beta, residual, a_out, moments) &&
         ck__refiner_conv(&a, cu->stream)) {
         CK_KERNEL_CHECK(cu);
         return;
@@ -229,10 +257,17 @@ extern "C" void ck_conv3x3_gn_cuda(ck_backend *be, const ck_tensor *y, const ck_
     const float *st = x_stats ? (const float *)x_stats->data : NULL;
     const float *gm = x_stats ? (const float *)gamma->data : NULL, *bt = x_stats ? (const float *)beta->data : NULL;
     CK_DISPATCH_FLOAT(x->dtype, T, {
+        const T *res = residual ? (const T *)residual->data : NULL;
         conv3x3_act_plain_kernel<T><<<ck_grid_for(cu, B * h * W * OC, RC_THREADS), RC_THREADS, 0, cu->stream>>>(
-            (T *)y->data, (const T *)x->data, (const T *)w->data, (const float *)b->data, st, gm, bt, (int)B, (int)H,
-            (int)W, (int)C, (int)OC, (int)(C / gx), gx, row0, (int)h, dilation);
+            (T *)y->data, (const T *)x->data, res, (const T *)w->data, (const float *)b->data, st, gm, bt, (int)B,
+            (int)H, (int)W, (int)C, (int)OC, (int)(C / gx), gx, row0, (int)h, dilation);
         CK_KERNEL_CHECK(cu);
+        if (a_out) {
+            act_rows_plain_kernel<T><<<ck_grid_for(cu, B * h * W * C, RC_THREADS), RC_THREADS, 0, cu->stream>>>(
+                (T *)a_out->data, (const T *)x->data, res, st, gm, bt, (int)H, (int)W, (int)C, (int)(C / gx), gx, row0,
+                (int)h, (int)B);
+            CK_KERNEL_CHECK(cu);
+        }
         gn_row_moments_kernel<T><<<dim3((unsigned)nseg, (unsigned)h, (unsigned)B), RC_THREADS, 0, cu->stream>>>(
             (float2 *)moments->data, (const T *)y->data, (int)H, (int)W, (int)OC, (int)(OC / groups), groups, row0,
             (int)h, nseg);

@@ -17,6 +17,9 @@
  * Rows: one warpgroup walks a chain of output rows y, y + d, y + 2d, … of one 128-pixel segment, keeping the
  * three input rows it needs in a ring of three slots; each step loads one new row (global → registers →
  * GroupNorm + ReLU → shared) while its 36 MMAs run, so every input row is read about once.
+ * The previous residual block's GroupNorm 2 can ride on conv1's loads the same way (RES: the skip connection's
+ * chunks loaded beside x and added before the ReLU); the formed input, which is the next residual stream, is then
+ * stored once per pixel by the chain that owns its row (xo), so no separate pass reads the map and the stream.
  * Two warpgroups per block work on independent chains and share the weights; each step of one warpgroup's
  * epilogue (bias, rounding, moments, the transposed store through a staging tile) overlaps the other's MMAs.
  * The moments of a segment are formed from the rounded outputs in two passes (mean, then Σ(v − mean)²) over
@@ -63,6 +66,8 @@ __host__ __device__ constexpr int smem_bytes(int D, int CIN) {
 
 struct Params {
     const uint4 *x;       /* (B, H, W, CIN) as 16-byte chunks */
+    const uint4 *res;     /* (B, H, W, 64): added before act's ReLU (RES kernels only) */
+    uint4       *xo;      /* (B, H, W, 64): act(x) of the rows this call's chains own, or NULL */
     uint4       *y;       /* (B, h, W, 64) */
     const void  *w;       /* (64, CIN, 3, 3) */
     const float *bias, *stats, *gamma, *beta;
@@ -72,10 +77,12 @@ struct Params {
 
 /* The input row `row` (absolute in x), pixels x0 − D … of sample b, as this thread's share of 16-byte chunks:
  * CIN = 64: chunk i = t + 128·j is pixel q = i / 8, channel chunk i % 8 = t % 8 (fixed per thread); CIN = 8:
- * pixel q = i. Out-of-image pixels and rows are zero after act, so they are never loaded. */
-template <int D, int CIN> struct RowLoad {
+ * pixel q = i. Out-of-image pixels and rows are zero after act, so they are never loaded. RES: the residual's
+ * chunks too (the previous block's skip connection, added before the ReLU). */
+template <int D, int CIN, bool RES> struct RowLoad {
     static constexpr int CH = CIN / 8, NV = (slot_q(D, CIN) * CH + 127) / 128;
     uint4                v[NV];
+    uint4                r[RES ? NV : 1];
     __device__ __forceinline__ static int pixel(int i) { return CH == 8 ? i >> 3 : i; }
     __device__ __forceinline__ void issue(const Params &p, int b, int row, int x0, int t) {
         const bool row_ok = row >= 0 && row < p.H;
@@ -83,37 +90,47 @@ template <int D, int CIN> struct RowLoad {
         for (int j = 0; j < NV; j++) {
             const int q = pixel(t + 128 * j), px = x0 - D + q;
             v[j]        = make_uint4(0, 0, 0, 0);
-            if (row_ok && q < kSeg + 2 * D && px >= 0 && px < p.W)
-                v[j] = p.x[(((int64_t)b * p.H + row) * p.W + px) * CH + (CH == 8 ? (t & 7) : 0)];
+            if (RES) r[j] = make_uint4(0, 0, 0, 0);
+            if (row_ok && q < kSeg + 2 * D && px >= 0 && px < p.W) {
+                const int64_t e = (((int64_t)b * p.H + row) * p.W + px) * CH + (CH == 8 ? (t & 7) : 0);
+                v[j]            = p.x[e];
+                if (RES) r[j] = p.res[e];
+            }
         }
     }
-    /* GroupNorm + ReLU on the loaded values (the unfused apply kernel's operations, so the same bits; CIN = 64
-     * only), then the 16-byte stores into the slot; chunks from outside the image stay zero. */
+    /* GroupNorm (+ the residual) + ReLU on the loaded values (the unfused apply kernel's operations, so the same
+     * bits; CIN = 64 only), then the 16-byte stores into the slot; chunks from outside the image stay zero. With
+     * `own` (a row this chain owns, and an xo to fill) the segment's own pixels also go to xo, so that every pixel
+     * of the rows the call covers is written there exactly once. */
     template <typename T>
-    __device__ __forceinline__ void store(uint8_t *slot, const Params &p, int row, int x0, int t, bool act,
-                                          const float (&sc)[8], const float (&sh)[8]) {
+    __device__ __forceinline__ void store(uint8_t *slot, const Params &p, int b, int row, int x0, int t, bool act,
+                                          const float (&sc)[8], const float (&sh)[8], bool own) {
         const bool row_ok = row >= 0 && row < p.H;
 #pragma unroll
         for (int j = 0; j < NV; j++) {
             const int q = pixel(t + 128 * j), px = x0 - D + q;
             if (q >= slot_q(D, CIN)) continue;
-            uint4 o = v[j];
-            if (CH == 8 && act && row_ok && q < kSeg + 2 * D && px >= 0 && px < p.W) {
-                T e[8];
+            uint4      o      = v[j];
+            const bool inside = row_ok && q < kSeg + 2 * D && px >= 0 && px < p.W;
+            if (CH == 8 && act && inside) {
+                T e[8], re[8];
                 memcpy((void *)e, &o, 16);
+                if (RES) memcpy((void *)re, &r[j], 16);
 #pragma unroll
                 for (int k = 0; k < 8; k++) {
                     float f = __fadd_rn(__fmul_rn(ck__h2f(e[k]), sc[k]), sh[k]);
-                    e[k]    = ck__f2h<T>(f > 0.0f ? f : 0.0f);
+                    if (RES) f += ck__h2f(re[k]);
+                    e[k] = ck__f2h<T>(f > 0.0f ? f : 0.0f);
                 }
                 memcpy(&o, (const void *)e, 16);
+                if (own && q >= D && q < D + kSeg) p.xo[(((int64_t)b * p.H + row) * p.W + px) * CH + (t & 7)] = o;
             }
             *reinterpret_cast<uint4 *>(slot + (CH == 8 ? (t & 7) * slot_lbo(D, CIN) : 0) + q * 16) = o;
         }
     }
 };
 
-template <typename T, int D, int CIN>
+template <typename T, int D, int CIN, bool RES>
 __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(CK_CUDA_EMU)
     __shared__ __align__(16) uint32_t marker[kCkSm90aMarker / 4];
@@ -182,11 +199,18 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
         /* the ring: slot (rot + k) % 3 holds input row y + (k − 1)·D */
         int       rot = 0;
         const int y0  = p.row0 + i0;
-        RowLoad<D, CIN> ld;
+        /* the chain's last output row: its rows [y0, y_last] (every D-th) are the ones whose act(x) it stores */
+        const int n_last = (p.h - 1 - i0) / D + 1;
+        const int n_out  = p.chain < n_last ? p.chain : n_last;
+        const int y_last = y0 + D * (n_out - 1);
+        const bool xo    = p.xo != nullptr;
+        RowLoad<D, CIN, RES> ld;
 #pragma unroll 1
         for (int k = 0; k < 3; k++) {
-            ld.issue(p, b, y0 + (k - 1) * D, x0, t);
-            ld.template store<T>(slots + k * slot_bytes(D, CIN), p, y0 + (k - 1) * D, x0, t, act, sc, sh);
+            const int row = y0 + (k - 1) * D;
+            ld.issue(p, b, row, x0, t);
+            ld.template store<T>(slots + k * slot_bytes(D, CIN), p, b, row, x0, t, act, sc, sh,
+                                 xo && row >= y0 && row <= y_last);
         }
         ck__fence_proxy_async();
         ck__bar_sync_n(bar_id, 128);
@@ -227,7 +251,8 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
             ck__reg_fence(acc);
             ck__bar_sync_n(bar_id, 128); /* every warp's MMAs are done with row y − D's slot and with the staging */
             if (more) {
-                ld.template store<T>(slots + rot * slot_bytes(D, CIN), p, y + 2 * D, x0, t, act, sc, sh);
+                ld.template store<T>(slots + rot * slot_bytes(D, CIN), p, b, y + 2 * D, x0, t, act, sc, sh,
+                                     xo && y + 2 * D <= y_last);
                 ck__fence_proxy_async();
             }
 
@@ -280,11 +305,12 @@ __global__ void __launch_bounds__(kThreads, 1) refiner_conv_kernel(const Params 
 #endif
 }
 
-template <typename T, int D, int CIN> int launch(const ck__rconv_args *a, cudaStream_t stream) {
-    auto kern = refiner_conv_kernel<T, D, CIN>;
+template <typename T, int D, int CIN, bool RES> int launch(const ck__rconv_args *a, cudaStream_t stream) {
+    auto kern = refiner_conv_kernel<T, D, CIN, RES>;
     if (!ck__sm90a_ready((const void *)kern)) return 0;
     Params p;
     p.x = (const uint4 *)a->x, p.y = (uint4 *)a->y, p.w = a->w;
+    p.res = (const uint4 *)a->residual, p.xo = (uint4 *)a->a_out;
     p.bias = a->bias, p.stats = a->stats, p.gamma = a->gamma, p.beta = a->beta;
     p.moments = (float2 *)a->moments;
     p.B = a->B, p.H = a->H, p.W = a->W, p.row0 = a->row0, p.h = a->h;
@@ -316,16 +342,21 @@ template <typename T, int D, int CIN> int launch(const ck__rconv_args *a, cudaSt
     return 1;
 }
 
-template <typename T> int launch_d(const ck__rconv_args *a, cudaStream_t stream) {
-    if (a->in_channels == 8) return a->dilation == 1 && !a->stats ? launch<T, 1, 8>(a, stream) : 0;
-    if (a->in_channels != 64) return 0;
+template <typename T, bool RES> int launch_d64(const ck__rconv_args *a, cudaStream_t stream) {
     switch (a->dilation) {
-    case 1: return launch<T, 1, 64>(a, stream);
-    case 2: return launch<T, 2, 64>(a, stream);
-    case 4: return launch<T, 4, 64>(a, stream);
-    case 8: return launch<T, 8, 64>(a, stream);
+    case 1: return launch<T, 1, 64, RES>(a, stream);
+    case 2: return launch<T, 2, 64, RES>(a, stream);
+    case 4: return launch<T, 4, 64, RES>(a, stream);
+    case 8: return launch<T, 8, 64, RES>(a, stream);
     default: return 0;
     }
+}
+
+template <typename T> int launch_d(const ck__rconv_args *a, cudaStream_t stream) {
+    if ((a->residual || a->a_out) && (!a->stats || a->in_channels != 64)) return 0;
+    if (a->in_channels == 8) return a->dilation == 1 && !a->stats ? launch<T, 1, 8, false>(a, stream) : 0;
+    if (a->in_channels != 64) return 0;
+    return a->residual ? launch_d64<T, true>(a, stream) : launch_d64<T, false>(a, stream);
 }
 
 } /* namespace */
@@ -335,7 +366,8 @@ extern "C" size_t ck__refiner_conv_smem(int dilation, int in_channels) {
 }
 
 extern "C" int ck__refiner_conv(const ck__rconv_args *a, cudaStream_t stream) {
-    const uintptr_t al = (uintptr_t)a->x | (uintptr_t)a->y | (uintptr_t)a->w;
+    const uintptr_t al = (uintptr_t)a->x | (uintptr_t)a->y | (uintptr_t)a->w | (uintptr_t)a->residual |
+                         (uintptr_t)a->a_out;
     if ((al & 15) || ((uintptr_t)a->moments & 7) || a->B < 1 || a->H < 1 || a->W < 1 || a->h < 1 || a->row0 < 0 || a->row0 + a->h > a->H ||
         (int64_t)a->B * a->H * a->W > INT32_MAX / 8 * 8)
         return 0;

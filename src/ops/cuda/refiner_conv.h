@@ -2,8 +2,9 @@
  * conv3x3_gn op (ops/cuda/conv3x3_gn.cu) and the host emulation (dev/cuda/refiner_emu.cpp) both call.
  *
  *     y rows [row0, row0 + h) = conv3×3(act(x), w, dilation d, zero padding d) + bias
- *     act(x) = ReLU(x · scale + shift) per channel, scale = rstd·γ, shift = β − mean·scale from the frozen
- *              GroupNorm statistics `stats` (B, 8, 2) (mean, rstd); act(x) = x when stats is NULL
+ *     act(x) = ReLU(x · scale + shift [+ residual]) per channel, scale = rstd·γ, shift = β − mean·scale from the
+ *              frozen GroupNorm statistics `stats` (B, 8, 2) (mean, rstd); act(x) = x when stats is NULL
+ *     a_out rows [row0, row0 + h) = act(x) as loaded (optional; with stats only)
  *     moments (B, H, nseg, 8, 2) float32: for every output row and 128-pixel segment (nseg = ⌈W/128⌉), the
  *              (mean, M2) of each group of 8 channels of y as stored (rounded to y's dtype)
  *
@@ -35,6 +36,8 @@ typedef struct ck__rconv_args {
     const float *stats;   /* (B, 8, 2) (mean, rstd) of x's GroupNorm, or NULL: no act on the input */
     const float *gamma;   /* (64), with stats */
     const float *beta;    /* (64), with stats */
+    const void  *residual; /* (B, H, W, 64) added before the ReLU, or NULL; with stats only */
+    void        *a_out;    /* (B, H, W, 64): act(x) over the band's rows, or NULL; with stats only */
     float       *moments; /* (B, H, nseg, 8, 2) */
     int          B, H, W, row0, h, dilation;
     int          in_channels; /* 64 or 8 */
@@ -43,7 +46,8 @@ typedef struct ck__rconv_args {
 } ck__rconv_args;
 
 /* Enqueues the kernel and returns 1, or returns 0 where it cannot run (not a compute capability 9.0 device
- * with the sm_90a image, dilation not 1, 2, 4 or 8, a pointer not 16-byte aligned). Allocates nothing and
+ * with the sm_90a image, dilation not 1, 2, 4 or 8, a pointer not 16-byte aligned, a residual or a_out without
+ * stats or with the stem's 8 channels). Allocates nothing and
  * synchronizes nothing (graph capturable). Deterministic: no atomics. */
 int ck__refiner_conv(const ck__rconv_args *a, cudaStream_t stream);
 
