@@ -1067,14 +1067,15 @@ static void row_moments(const float *y, int64_t W, int64_t C, int64_t groups, fl
 /* conv3x3_gn against the CPU: the output band, the moments (other rows keep their values on both sides), and the
  * statistics gn_moments_stats forms from them. 16-bit maps of 64 channels in 8 groups take the Hopper kernel
  * where there is one; the rest (and every map elsewhere) the plain kernels. act: 0 none, 1 GroupNorm + ReLU,
- * 2 GroupNorm + residual + ReLU with the formed input stored to a_out (a folded GroupNorm 2): a_out's band rows
- * against the CPU's, its other rows untouched on both sides. */
+ * 2 GroupNorm + residual + ReLU with the formed input stored to a_out (a folded GroupNorm 2), 3 GroupNorm + ReLU
+ * into a_out without a residual (the folded stem): a_out's band rows against the CPU's, its other rows untouched
+ * on both sides. */
 static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t OC, int groups, int d, int row0, int h,
                             int act) {
     char what[128];
     snprintf(what, sizeof what, "conv3x3_gn %lldx%lldx%lldx%lld->%lld g%d d%d rows [%d,%d)%s", (long long)B,
              (long long)H, (long long)W, (long long)C, (long long)OC, groups, d, row0, row0 + h,
-             act == 2 ? " gn+residual+relu, a_out" : act ? " gn+relu" : "");
+             act == 2 ? " gn+residual+relu, a_out" : act == 3 ? " gn+relu, a_out" : act ? " gn+relu" : "");
     const int64_t nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG, gx = C / 8 > 0 ? C / 8 : 1; /* act: groups of 8 */
     tpair x = TP(K_ACT, F_RAND, 1.5f, 0.3f, B, H, W, C), w = TP(K_ACT, F_RAND, 1.0f / sqrtf(9.0f * C), 0.0f, OC, C, 3, 3);
     tpair b = TP(K_VEC, F_RAND, 0.3f, 0.0f, OC), g = TP(K_VEC, F_RAND, 0.3f, 1.0f, C), bt = TP(K_VEC, F_RAND, 0.5f, 0.0f, C);
@@ -1085,12 +1086,12 @@ static void test_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
     tpair s2 = TP(K_VEC, F_OUT, 0, 0, B, groups, 2);
     tpair rs = TP(K_ACT, F_RAND, 1.0f, 0.2f, B, H, W, C), ao = TP(K_ACT, F_RAND, 1.0f, 0.0f, B, H, W, C);
     ck_conv3x3_gn(&g_exc, &y.c, &x.c, &w.c, &b.c, d, row0, act ? &st.c : NULL, &g.c, &bt.c, act == 2 ? &rs.c : NULL,
-                  act == 2 ? &ao.c : NULL, &m.c);
+                  act >= 2 ? &ao.c : NULL, &m.c);
     ck_conv3x3_gn(&g_exg, &y.d, &x.d, &w.d, &b.d, d, row0, act ? &st.d : NULL, &g.d, &bt.d, act == 2 ? &rs.d : NULL,
-                  act == 2 ? &ao.d : NULL, &m.d);
+                  act >= 2 ? &ao.d : NULL, &m.d);
     tp_compare(what, &y, 1.0);
     char w2[160];
-    if (act == 2) {
+    if (act >= 2) {
         snprintf(w2, sizeof w2, "%s (a_out)", what);
         tp_compare(w2, &ao, 1.0);
     }
@@ -1124,6 +1125,7 @@ static void test_op_conv3x3_gn(void) {
     test_conv3x3_gn(2, 45, 130, 64, 64, 8, 8, 0, 45, 2);  /* ... a batch of two, partial segments and chains */
     test_conv3x3_gn(1, 96, 200, 64, 64, 8, 4, 17, 50, 2); /* ... a band: a_out's other rows untouched */
     test_conv3x3_gn(2, 30, 40, 16, 16, 4, 1, 0, 30, 2);   /* ... 16 channels: the plain kernels */
+    test_conv3x3_gn(2, 33, 140, 64, 64, 8, 1, 0, 33, 3);  /* the stem's GroupNorm folded: a_out, no residual */
     test_conv3x3_gn(1, 70, 260, 8, 64, 8, 1, 0, 70, 0);   /* the stem: 8 channels in */
     test_conv3x3_gn(2, 30, 40, 16, 16, 4, 2, 0, 30, 1);   /* 16 channels: the plain kernels */
     test_conv3x3_gn(1, 20, 36, 8, 24, 4, 1, 0, 20, 0);    /* the small model's stem: the plain kernels */

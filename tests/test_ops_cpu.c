@@ -885,7 +885,7 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
     char what[128];
     snprintf(what, sizeof what, "conv3x3_gn %lldx%lldx%lldx%lld->%lld g%d d%d rows [%d,%d)%s", (long long)B,
              (long long)H, (long long)W, (long long)C, (long long)OC, groups, d, row0, row0 + h,
-             act == 2 ? " gn+residual+relu, a_out" : act ? " gn+relu" : "");
+             act == 2 ? " gn+residual+relu, a_out" : act == 3 ? " gn+relu, a_out" : act ? " gn+relu" : "");
     const int64_t CG = OC / groups, nseg = (W + CK_GN_SEG - 1) / CK_GN_SEG, gx = C / 4, CGx = 4; /* act: groups of 4 */
     ck_tensor x = FT(1.5f, 0.3f, B, H, W, C), w = FT(1.0f / sqrtf(9.0f * C), 0.0f, OC, C, 3, 3), b = FT(0.3f, 0.0f, OC);
     ck_tensor g = FT(0.3f, 1.0f, C), bt = FT(0.5f, 0.0f, C), st = FT(0.2f, 0.0f, B, gx, 2);
@@ -920,9 +920,9 @@ static void case_conv3x3_gn(int64_t B, int64_t H, int64_t W, int64_t C, int64_t 
                     ref[((bi * h + r) * W + px) * OC + oc] = (float)s;
                 }
     ck_conv3x3_gn(&g_ex, &y, &x, &w, &b, d, row0, act ? &st : NULL, &g, &bt, act == 2 ? &rs : NULL,
-                  act == 2 ? &ao : NULL, &m);
+                  act >= 2 ? &ao : NULL, &m);
     check_close(what, F(y), ref, N(y), 1e-5, 1e-5);
-    if (act == 2) { /* a_out: the formed input over the band's rows, NaN (untouched) elsewhere */
+    if (act >= 2) { /* a_out: the formed input over the band's rows, NaN (untouched) elsewhere */
         int bad_a = 0;
         for (int64_t i = 0; i < B * H * W * C; i++) {
             const int64_t yy = (i / (W * C)) % H;
@@ -961,6 +961,7 @@ static void test_op_conv3x3_gn(void) {
     case_conv3x3_gn(1, 7, 30, 8, 16, 4, 1, 0, 7, 0);  /* the stem's shape: 8 channels in, more out */
     case_conv3x3_gn(2, 10, 12, 16, 16, 4, 2, 0, 10, 2); /* GroupNorm 2 folded in: residual, a_out */
     case_conv3x3_gn(1, 20, 140, 8, 8, 2, 4, 6, 5, 2);  /* ... a band: a_out's other rows untouched */
+    case_conv3x3_gn(1, 9, 20, 16, 16, 4, 1, 0, 9, 3);  /* the stem's GroupNorm folded: a_out, no residual */
 }
 
 /* ---- gn_moments_stats: per-segment moments merged back into a whole map's statistics ---- */

@@ -35,6 +35,7 @@ struct Case {
     int  cin; /* 64 (residual blocks) or 8 (the stem) */
     bool inf; /* one input value +Inf (row 3, pixel 50, channel 2): only its 3×3 neighbourhood may turn non-finite */
     bool res; /* a folded GroupNorm 2: the residual added before the ReLU, the formed input stored to a_out */
+    bool aout_only; /* a folded stem GroupNorm: the formed input stored to a_out, no residual */
 };
 
 static void run_case(const Case &c, uint32_t seed) {
@@ -47,7 +48,8 @@ static void run_case(const Case &c, uint32_t seed) {
     std::normal_distribution<float> nd(0.0f, 1.0f);
     std::vector<uint16_t> x(nx), w(64 * CI * 9), y(ny + 2 * guard);
     std::vector<float>    bias(64), gamma(64), beta(64), stats(c.B * 16), mom(nm + 2 * 64);
-    std::vector<uint16_t> rs(c.res ? nx : 0), ao(c.res ? nx + 2 * guard : 0);
+    const bool            aout = c.res || c.aout_only;
+    std::vector<uint16_t> rs(c.res ? nx : 0), ao(aout ? nx + 2 * guard : 0);
     for (auto &v : x) v = f2h(nd(rng) * 1.5f + 0.3f, bf);
     for (auto &v : rs) v = f2h(nd(rng) + 0.2f, bf);
     if (c.inf) x[((size_t)3 * c.W + 50) * CI + 2] = bf ? 0x7F80 : 0x7C00;
@@ -65,7 +67,8 @@ static void run_case(const Case &c, uint32_t seed) {
     a.x = x.data(), a.y = y.data() + guard, a.w = w.data(), a.bias = bias.data();
     a.stats = c.act ? stats.data() : nullptr, a.gamma = gamma.data(), a.beta = beta.data();
     a.moments = mom.data() + 64;
-    if (c.res) a.residual = rs.data(), a.a_out = ao.data() + guard;
+    if (c.res) a.residual = rs.data();
+    if (aout) a.a_out = ao.data() + guard;
     a.B = c.B, a.H = c.H, a.W = c.W, a.row0 = c.row0, a.h = c.h, a.dilation = c.d, a.bf16 = bf, a.in_channels = CI;
     a.sm_count = g_emu_device ? 2 : 132;
     const long mma0 = emu::n_mma;
@@ -73,7 +76,7 @@ static void run_case(const Case &c, uint32_t seed) {
     g_count++;
     char name[160];
     snprintf(name, sizeof name, "%s cin=%-2d B=%d H=%-3d W=%-3d rows [%d,%d) d=%d act=%d%s sms=%d", bf ? "bf16" : "f16 ",
-             CI, c.B, c.H, c.W, c.row0, c.row0 + c.h, c.d, (int)c.act, c.res ? "+res" : "", a.sm_count);
+             CI, c.B, c.H, c.W, c.row0, c.row0 + c.h, c.d, (int)c.act, c.res ? "+res" : aout ? "+a_out" : "", a.sm_count);
     if (!ran) {
         printf("NOT OK %s: the launcher declined\n", name);
         g_fail++;
@@ -81,7 +84,7 @@ static void run_case(const Case &c, uint32_t seed) {
     }
     long bad = 0;
     for (size_t i = 0; i < guard; i++)
-        if (y[i] != poison || y[guard + ny + i] != poison || (c.res && (ao[i] != poison || ao[guard + nx + i] != poison)))
+        if (y[i] != poison || y[guard + ny + i] != poison || (aout && (ao[i] != poison || ao[guard + nx + i] != poison)))
             bad++;
     for (int i = 0; i < 64; i++)
         if (!std::isnan(mom[i]) || !std::isnan(mom[64 + nm + i])) bad++;
@@ -107,7 +110,7 @@ static void run_case(const Case &c, uint32_t seed) {
         if (c.res) f += h2f(rs[i], bf);
         const uint16_t fa = f2h(f > 0.0f ? f : 0.0f, bf);
         ax[i]             = h2f(fa, bf);
-        if (c.res) {
+        if (aout) {
             const bool     in_band = row >= c.row0 && row < c.row0 + c.h;
             const uint16_t want    = in_band ? fa : poison;
             if (ao[guard + i] != want && abad++ < 3)
@@ -198,6 +201,8 @@ int main(int argc, char **argv) {
         /* a folded GroupNorm 2: the residual and a_out (whole maps, a band, chains longer than one round) */
         {false, 1, 9, 130, 0, 9, 1, true, 64, false, true}, {true, 2, 18, 150, 0, 18, 8, true, 64, false, true},
         {false, 1, 20, 136, 5, 7, 2, true, 64, false, true}, {true, 1, 35, 260, 0, 35, 4, true, 64, false, true},
+        /* a folded stem GroupNorm: a_out without a residual */
+        {false, 2, 11, 140, 0, 11, 1, true, 64, false, false, true}, {true, 1, 12, 200, 2, 7, 1, true, 64, false, false, true},
     };
     uint32_t seed = 1;
     for (int dev = 0; dev < 2; dev++) {

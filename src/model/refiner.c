@@ -129,18 +129,34 @@ static ck_tensor conv2_shifted_fused(ck_exec *ex, const ck_config *cfg, const fu
     return rows_view(base, dst0, H);
 }
 
+/* A GroupNorm + ReLU (+ the residual before the ReLU) that the next conv1 applies while loading x, on the
+ * folded path: the stem's, or a residual block's GroupNorm 2. */
+typedef struct pending_gn {
+    ck_tensor        x;                    /* the map it normalizes (B,H,W,Hd) */
+    const ck_tensor *stats, *gamma, *beta; /* frozen statistics (B, groups, 2) and the affine */
+    const ck_tensor *residual;             /* (B,H,W,Hd) or NULL */
+} pending_gn;
+
 /* stem: in (B,H,W,CK_REF_IN) → a (B,H,W,Hd). `st` (2·blocks+1 slots) receives or (frozen) supplies the
- * GroupNorm statistics; NULL: plain GroupNorm. */
-static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
-                         const ck_tensor *a, const ck_tensor *st, int frozen, const fused_gn *f) {
+ * GroupNorm statistics; NULL: plain GroupNorm. With `raw` (the folded path), the fused convolution's raw result
+ * goes there and its GroupNorm is returned in *pend for block 0's conv1 to apply; returns whether it did. */
+static int refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
+                        const ck_tensor *a, const ck_tensor *st, int frozen, const fused_gn *f, const ck_tensor *raw,
+                        pending_gn *pend) {
+    if (f && raw) {
+        fused_conv(ex, cfg, f, raw, in, &w->stem_w, &w->stem_b, 1, NULL, NULL, NULL, NULL, NULL, &f->stats1);
+        *pend = (pending_gn){*raw, &f->stats1, &w->stem_gn_w, &w->stem_gn_b, NULL};
+        return 1;
+    }
     if (f) { /* the GroupNorm's statistics from the convolution's moments; then its apply pass */
         fused_conv(ex, cfg, f, a, in, &w->stem_w, &w->stem_b, 1, NULL, NULL, NULL, NULL, NULL, &f->stats1);
         ck_groupnorm_stats(ex, a, a, &w->stem_gn_w, &w->stem_gn_b, cfg->ref_groups, cfg->gn_eps, NULL, CK_ACT_RELU,
                            &f->stats1, 1);
-        return;
+        return 0;
     }
     ck_conv2d(ex, a, in, &w->stem_w, &w->stem_b, 1, 1, 1);
     refiner_gn(ex, cfg, a, a, &w->stem_gn_w, &w->stem_gn_b, NULL, st, 0, frozen);
+    return 0;
 }
 
 /* Residual blocks on the stream a (B,H,W,Hd). t is scratch of a's shape; u is scratch of a's shape, or
@@ -148,29 +164,34 @@ static void refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w,
  * With `head` (B,H,W,4) float32, the last block's GroupNorm 2, residual and ReLU run inside the final 1×1
  * convolution (groupnorm_linear: the last stream is neither stored nor rounded) and head receives delta_raw;
  * else a holds the last stream.
- * With the fused path, u and `a_alt` (a fourth map of a's shape), each block's GroupNorm 2 + residual + ReLU is
- * applied while the next block's conv1 loads its operand (u, with a as the residual), and conv1 stores the new
- * stream into the other of a and a_alt: no apply pass reads the two maps and writes the stream (3 of 4 such
- * passes gone; the last one rides on the head). The same operations, so the same bits. */
+ * The folded path (fused, u, and `a_alt`: a fourth map of a's shape): `stem` is the stem's GroupNorm, still to
+ * apply (its raw map in a_alt), and each block's GroupNorm 2 + residual + ReLU likewise waits for the next
+ * block's conv1, which applies it while loading its operand and stores the result, the next stream, into the
+ * other of a and a_alt. No apply pass then reads a map and writes the stream (all four gone at four blocks; the
+ * last GroupNorm 2 rides on the head). The same operations, so the same bits. */
 static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *a,
-                           const ck_tensor *a_alt, const ck_tensor *t, const ck_tensor *u, const ck_tensor *base,
-                           int64_t P, int band, const ck_tensor *st, int frozen, const ck_tensor *head,
-                           const fused_gn *f) {
+                           const ck_tensor *a_alt, const pending_gn *stem, const ck_tensor *t, const ck_tensor *u,
+                           const ck_tensor *base, int64_t P, int band, const ck_tensor *st, int frozen,
+                           const ck_tensor *head, const fused_gn *f) {
     CK_ASSERT(!head || !st);
     CK_ASSERT(!f || !st);
     CK_ASSERT(!a_alt || (f && u));
+    CK_ASSERT(!stem || (a_alt && stem->x.data == a_alt->data));
     const ck_tensor *cur = a, *spare = a_alt; /* the stream, and where a folded GroupNorm 2 puts the next one */
-    const ck_res_w  *pending = NULL;          /* the block whose GroupNorm 2 conv1 still has to apply */
-    ck_tensor        c2;
+    pending_gn       pend;
+    int              pending = stem != NULL;
+    if (stem) pend = *stem;
     for (int r = 0; r < cfg->ref_blocks; r++) {
         const ck_res_w *rw = &w->res[r];
         const int       d  = 1 << r;
+        ck_tensor       c2;
         if (f) { /* t keeps conv1's raw result; GroupNorm 1 is applied inside conv2's loads */
-            if (pending) { /* conv1 forms ReLU(GN2(c2) + stream) on load and stores it as the next stream */
-                fused_conv(ex, cfg, f, t, &c2, &rw->conv1_w, &rw->conv1_b, d, &f->stats2, &pending->gn2_w,
-                           &pending->gn2_b, cur, spare, &f->stats1);
-                const ck_tensor *old = cur;
-                cur = spare, spare = old, pending = NULL;
+            if (pending) { /* conv1 forms the pending GroupNorm's output on load and stores it as the stream */
+                const ck_tensor *dst = pend.residual ? spare : cur; /* the stem's raw map is in spare */
+                fused_conv(ex, cfg, f, t, &pend.x, &rw->conv1_w, &rw->conv1_b, d, pend.stats, pend.gamma, pend.beta,
+                           pend.residual, dst, &f->stats1);
+                if (pend.residual) spare = cur, cur = dst;
+                pending = 0;
             } else {
                 fused_conv(ex, cfg, f, t, cur, &rw->conv1_w, &rw->conv1_b, d, NULL, NULL, NULL, NULL, NULL,
                            &f->stats1);
@@ -191,11 +212,13 @@ static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *
         if (head && r == cfg->ref_blocks - 1)
             ck_groupnorm_linear(ex, head, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, cur, CK_ACT_RELU,
                                 &w->final_w, &w->final_b, f ? &f->stats2 : NULL);
-        else if (a_alt && r < cfg->ref_blocks - 1) pending = rw; /* the next conv1 applies it */
+        else if (a_alt && r < cfg->ref_blocks - 1) /* the next conv1 applies it */
+            pend = (pending_gn){c2, &f->stats2, &rw->gn2_w, &rw->gn2_b, cur}, pending = 1;
         else if (f) ck_groupnorm_stats(ex, a, &c2, &rw->gn2_w, &rw->gn2_b, cfg->ref_groups, cfg->gn_eps, cur,
                                        CK_ACT_RELU, &f->stats2, 1);
         else refiner_gn(ex, cfg, a, &c2, &rw->gn2_w, &rw->gn2_b, a, st, 2 + 2 * r, frozen);
     }
+    CK_ASSERT(!pending);
 }
 
 /* Whether the fused refiner folds each GroupNorm 2 into the next conv1 (a fourth map; CK_REFINER_FOLD=0: never). */
@@ -223,8 +246,10 @@ static void refiner_run(ck_exec *ex, const ck_config *cfg, const ck_weights *w, 
     const fused_gn *fp = !stp && fused_wanted(ex, cfg) ? (fg = fused_new(ex, cfg, B, H, W), &fg) : NULL;
     ck_tensor       a2; /* the folded path's second stream buffer */
     const ck_tensor *ap = fp && fold_wanted() ? (a2 = CK_NEW(ex, B, H, W, Hd), &a2) : NULL;
-    refiner_stem(ex, cfg, w, &in, &a, stp, frozen, fp);
-    refiner_blocks(ex, cfg, w, &a, ap, &t, &u, NULL, 0, 0, stp, frozen, stp ? NULL : delta_raw, fp);
+    pending_gn       stem;
+    const int        held = refiner_stem(ex, cfg, w, &in, &a, stp, frozen, fp, ap, &stem);
+    refiner_blocks(ex, cfg, w, &a, ap, held ? &stem : NULL, &t, &u, NULL, 0, 0, stp, frozen,
+                   stp ? NULL : delta_raw, fp);
     if (stp) ck_linear(ex, delta_raw, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     ck_arena_reset(ex->arena, mark);
 }
@@ -272,7 +297,12 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
     ck_concat_sigmoid(ex, &in, x, 3, &up);
     fused_gn        fg;
     const fused_gn *fp = fused_wanted(ex, cfg) ? (fg = fused_new(ex, cfg, B, H, W), &fg) : NULL;
-    refiner_stem(ex, cfg, w, &in, &a, NULL, 0, fp);
+    /* the folded path's second stream buffer, and the last scratch map, where the image is not banded */
+    ck_tensor        u, a2;
+    const ck_tensor *ap = !band && fp && fold_wanted() ? (a2 = CK_NEW(ex, B, H, W, Hd), &a2) : NULL;
+    if (!band) u = CK_NEW(ex, B, H, W, Hd);
+    pending_gn stem;
+    const int  held = refiner_stem(ex, cfg, w, &in, &a, NULL, 0, fp, ap, &stem);
 
     ck_tensor delta = *out; /* delta_raw (B,H,W,4) float32 */
     if (band) {
@@ -286,13 +316,10 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
         const size_t  dbytes = ck_tensor_nbytes(out);
         const int     room   = (size_t)(band + 2 * dmax) * row >= dbytes && (size_t)(tail0 - P) * row >= dbytes;
         if (room) delta = ck_tensor_make((uint8_t *)base.data + (size_t)tail0 * row, CK_DTYPE_F32, 4, out->shape);
-        refiner_blocks(ex, cfg, w, &a, NULL, &t, NULL, &base, P, band, NULL, 0, room ? &delta : NULL, fp);
+        refiner_blocks(ex, cfg, w, &a, NULL, NULL, &t, NULL, &base, P, band, NULL, 0, room ? &delta : NULL, fp);
         if (!room) ck_linear(ex, out, &a, &w->final_w, &w->final_b, CK_ACT_NONE, NULL);
     } else {
-        ck_tensor u = CK_NEW(ex, B, H, W, Hd);
-        ck_tensor a2; /* the folded path's second stream buffer (no bands: the image is small or a batch) */
-        const ck_tensor *ap = fp && fold_wanted() ? (a2 = CK_NEW(ex, B, H, W, Hd), &a2) : NULL;
-        refiner_blocks(ex, cfg, w, &a, ap, &t, &u, NULL, 0, 0, NULL, 0, out, fp); /* delta_raw, into out */
+        refiner_blocks(ex, cfg, w, &a, ap, held ? &stem : NULL, &t, &u, NULL, 0, 0, NULL, 0, out, fp); /* delta_raw */
     }
     ck_resize_bilinear(ex, &up, logits, 0); /* t's memory is free again */
     ck_sigmoid_add(ex, out, &up, &delta, delta_scale);
