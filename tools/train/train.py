@@ -161,7 +161,7 @@ def main(argv=None):
                             lr=a.lr, betas=(0.9, 0.99))
     fresh = not os.path.exists(os.path.join(a.state, "meta.json"))
     if fresh and a.init:
-        model.load_state_dict(read_safetensors(a.init))
+        gref.load_state_dict_like_engine(model, read_safetensors(a.init))  # pos_embed resized to --size
         print(f"initialized from {a.init}")
     meta = load_state(a.state, model, opt) or {"step": 0, "seed": a.seed, "size": a.size, "batch": a.batch,
                                               "steps": a.steps or 6000, "lr": a.lr, "history": [], "seconds": 0.0,
