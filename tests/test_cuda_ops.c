@@ -202,13 +202,13 @@ static void test_layernorm(int64_t M, int64_t C) {
     ck_layernorm(&g_exc, &y.c, &x.c, &g.c, &b.c, 1e-6f);
     ck_layernorm(&g_exg, &y.d, &x.d, &g.d, &b.d, 1e-6f);
     tp_compare(what, &y, 1.0);
-    { /* the one-row-per-warp kernel (CK_LN_ROWS=0; the default is several rows per warp) against the same
+    { /* the several-rows-per-warp kernel (CK_LN_ROWS=1; the default is one row per warp) against the same
        * reference */
         char  what2[128];
         tpair y2 = TP(K_ACT, F_OUT, 0, 0, M, C);
-        snprintf(what2, sizeof what2, "%s, CK_LN_ROWS=0", what);
+        snprintf(what2, sizeof what2, "%s, CK_LN_ROWS=1", what);
         ck_layernorm(&g_exc, &y2.c, &x.c, &g.c, &b.c, 1e-6f);
-        setenv("CK_LN_ROWS", "0", 1);
+        setenv("CK_LN_ROWS", "1", 1);
         ck_layernorm(&g_exg, &y2.d, &x.d, &g.d, &b.d, 1e-6f);
         unsetenv("CK_LN_ROWS");
         tp_compare(what2, &y2, 1.0);

@@ -31,10 +31,10 @@
 #             96-frame 16-bit 3840×2160 clip end to end with 1..N (multi-GPU kinds; `0,0` on one GPU: streams)
 #   speed     ckey bench at each of SIZES (fp16, median of 10 after 3)
 #   optin     the kernels behind a switch: ckey bench at each of SIZES and 512 × 8 for each of OPTIN_VARIANTS
-#             (default: the default; the kernels the defaults replaced, each alone and all four:
+#             (default: the default; the kernels the defaults replaced, each alone and the last three together:
 #             the per-pixel resize-sum `CK_RESIZE_SUM=pixel`, the unfused refiner `CK_REFINER_FUSED=0`,
 #             global attention straight from qkv only from 4096 rows `CK_ATTN_TOKENS_MIN=4096`, P·V over 64
-#             columns `CK_ATTN_PV56=0`, LayerNorm one row per warp `CK_LN_ROWS=0`; the options: the patch
+#             columns `CK_ATTN_PV56=0`; the options: LayerNorm several rows per warp `CK_LN_ROWS=1`, the patch
 #             embedding over 4×4 blocks `CK_PATCH_S2D=1`, the first stage's linears with the weight resident
 #             `CK_LINEAR_NARROW=1` (with `CK_LN_LINEAR=1`), FP8 global attention `CK_ATTN_FP8=1`; also
 #             CK_LINEAR_GEMM=1|all, CK_LN_LINEAR=1;
@@ -161,8 +161,8 @@ if has optin; then
     echo "== switched kernels against the default (elapsed $(( $(date +%s) - start )) s)"
     # OPTIN_VARIANTS: the settings timed side by side; OPTIN_GATES: the settings profiled per kernel and put
     # through the precision gate (each a space-free list of switches joined by commas)
-    old4=CK_REFINER_FUSED=0,CK_ATTN_TOKENS_MIN=4096,CK_ATTN_PV56=0,CK_LN_ROWS=0
-    variants=${OPTIN_VARIANTS:-default CK_RESIZE_SUM=pixel CK_REFINER_FUSED=0 CK_ATTN_TOKENS_MIN=4096 CK_ATTN_PV56=0 CK_LN_ROWS=0 $old4 CK_PATCH_S2D=1 CK_LINEAR_NARROW=1 CK_LINEAR_NARROW=1,CK_LN_LINEAR=1 CK_ATTN_FP8=1}
+    old3=CK_REFINER_FUSED=0,CK_ATTN_TOKENS_MIN=4096,CK_ATTN_PV56=0
+    variants=${OPTIN_VARIANTS:-default CK_RESIZE_SUM=pixel CK_REFINER_FUSED=0 CK_ATTN_TOKENS_MIN=4096 CK_ATTN_PV56=0 CK_LN_ROWS=1 $old3 CK_PATCH_S2D=1 CK_LINEAR_NARROW=1 CK_LINEAR_NARROW=1,CK_LN_LINEAR=1 CK_ATTN_FP8=1}
     gates=${OPTIN_GATES:-CK_ATTN_FP8=1}
     for v in $variants; do
         e=""; [ "$v" != default ] && e=${v//,/ }
