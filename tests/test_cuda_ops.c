@@ -214,6 +214,19 @@ static void test_layernorm(int64_t M, int64_t C) {
         tp_compare(what2, &y2, 1.0);
         tp_free(&y2);
     }
+    { /* CK_LN_ROWS=exact (several rows per warp where rows have at most 16 vectors): the default kernel's bits */
+        tpair  y3 = TP(K_ACT, F_OUT, 0, 0, M, C);
+        float *a = malloc(y.n * sizeof(float)), *e = malloc(y.n * sizeof(float));
+        setenv("CK_LN_ROWS", "exact", 1);
+        ck_layernorm(&g_exg, &y3.d, &x.d, &g.d, &b.d, 1e-6f);
+        unsetenv("CK_LN_ROWS");
+        CK_ASSERT(a && e);
+        CHECK(tp_fetch(&y, a) && tp_fetch(&y3, e));
+        const int same = memcmp(a, e, y.n * sizeof(float)) == 0;
+        CHECK_MSG(same, "%s, CK_LN_ROWS=exact: not the one-row kernel's bits\n", what);
+        printf("%s %s, CK_LN_ROWS=exact: the default kernel's bits\n", same ? "OK    " : "NOT OK", what);
+        free(a), free(e), tp_free(&y3);
+    }
     tp_free(&x), tp_free(&g), tp_free(&b), tp_free(&y);
 }
 
@@ -787,6 +800,8 @@ static void test_op_linear(void) {
 static void test_op_layernorm(void) {
     test_layernorm(16384, 112);
     test_layernorm(1001, 112); /* a last block with rows past M */
+    test_layernorm(3000, 64);  /* 8 vectors of 16 bits: CK_LN_ROWS=exact over 8 lanes */
+    test_layernorm(77, 40);    /* 5 vectors, rows past M */
     test_layernorm(4096, 224);
     test_layernorm(1024, 448);
     test_layernorm(256, 896);

@@ -78,7 +78,7 @@ __global__ void layernorm_warp_kernel(T *y, const T *x, const float *__restrict_
     }
 }
 
-/* Several rows per warp (CK_LN_ROWS=1, where the rows fit; read per call): G lanes per row
+/* Several rows per warp (CK_LN_ROWS=1 or exact, where the rows fit; read per call): G lanes per row
  * (8, 16 or 32), 32/G rows per warp, NCH vectors per lane. The one-row-per-warp kernel keeps only 14 of 32 lanes
  * busy at C = 112 (the first stage's rows, 224 bytes) and too few bytes in flight per SM to reach the memory's
  * bandwidth (90 µs for 262,144 rows at S = 2048 where the traffic alone takes ~36 µs, H200; the model 0.5 ms
@@ -149,20 +149,40 @@ __global__ void layernorm_rows_kernel(T *y, const T *x, const float *__restrict_
     }
 }
 
-/* the several-rows kernel only with CK_LN_ROWS=1 (read at every call: A/B runs and the op tests switch it).
- * It was the default for a day: 0.5 ms faster at 2048 (H100), but with it the fp16 precision gate's alpha maximum
- * came out 1.13-1.15× PyTorch fp16's at 512/1024/2048 (bound 1.1), against 0.90-0.99× with this kernel, in the
- * same call (docs/benchmarks/2026-12-06-h100.md, run B; the statistics are the same two-pass sums, reduced in
- * another order, so the maximum's move is the gate's sensitivity to rounding, but the gate decides). */
-static int rows_wanted(void) {
+/* Which kernel a call takes (CK_LN_ROWS, read at every call: A/B runs and the op tests switch it):
+ *   unset or 0: one row per warp;
+ *   1: several rows per warp, G = 8/16/32 lanes per row for up to 32/64/128 vectors. It was the default for a day,
+ *      0.5 ms faster at 2048 (H100), but with it the fp16 precision gate's alpha maximum came out 1.13-1.15×
+ *      PyTorch fp16's at 512/1024/2048 (bound 1.1), against 0.90-0.99× with one row per warp, in the same call
+ *      (docs/benchmarks/2026-12-06-h100.md, run B: the same two-pass sums in another order, so the maximum's move
+ *      is the gate's sensitivity to rounding, but the gate decides);
+ *   exact: several rows per warp only where that gives the one-row kernel's bits: rows of at most 16 vectors (the
+ *      first stage's C = 112 in 16 bits, the largest LayerNorms), one vector per lane over G = 8 or 16 lanes. The
+ *      one-row kernel's lanes beyond 16 (or 8) hold zeros, and its butterfly sum (xor 16, 8, 4, 2, 1) adds those
+ *      first, exactly, then sums the same lanes in the same order as the G-lane butterfly (xor G/2 … 1).
+ *      Not yet timed on a GPU, so not the default. */
+enum { LN_WARP = 0, LN_ROWS = 1, LN_ROWS_EXACT = 2 };
+static int rows_mode(void) {
     const char *e = getenv("CK_LN_ROWS");
-    return e && e[0] == '1';
+    if (!e) return LN_WARP;
+    return !strcmp(e, "exact") ? LN_ROWS_EXACT : e[0] == '1' ? LN_ROWS : LN_WARP;
 }
+static int rows_wanted(void) { return rows_mode() != LN_WARP; }
 
-/* Launches the several-rows kernel for nvec ≤ 128 vectors per row; 0 when the shape is not one it takes. */
+/* Launches the several-rows kernel for nvec ≤ 128 vectors per row (CK_LN_ROWS=exact: ≤ 16); 0 when the shape is
+ * not one it takes. */
 template <typename T>
 static int launch_rows(ck_cuda *cu, T *Y, const T *X, const float *g, const float *b, int64_t M, int C, float eps,
                        int64_t nvec, float2 *stats) {
+    if (rows_mode() == LN_ROWS_EXACT) { /* one vector per lane: the one-row kernel's order (see rows_mode) */
+        if (nvec > 16) return 0;
+        const int     G = nvec <= 8 ? 8 : 16;
+        const int64_t rows = (int64_t)CK_LN_WARPS * (32 / G), grid = (M + rows - 1) / rows;
+        CK_ASSERT(grid <= 0x7fffffff);
+        if (G == 8) layernorm_rows_kernel<T, 1, 8><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, C, eps, stats);
+        else layernorm_rows_kernel<T, 1, 16><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, C, eps, stats);
+        return 1;
+    }
     const int G    = nvec <= 32 ? 8 : nvec <= 64 ? 16 : nvec <= 128 ? 32 : 0;
     if (!G) return 0;
     const int     nch  = (int)((nvec + G - 1) / G); /* 1..4 */
