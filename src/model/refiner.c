@@ -146,7 +146,7 @@ typedef struct pending_gn {
 static int refiner_stem(ck_exec *ex, const ck_config *cfg, const ck_weights *w, const ck_tensor *in,
                         const ck_tensor *a, const ck_tensor *st, int frozen, const fused_gn *f, const ck_tensor *raw,
                         pending_gn *pend) {
-    if (f && raw) {
+    if (f && raw && cfg->ref_blocks > 0) { /* a block's conv1 must follow to apply it */
         fused_conv(ex, cfg, f, raw, in, &w->stem_w, &w->stem_b, 1, NULL, NULL, NULL, NULL, NULL, &f->stats1);
         *pend = (pending_gn){*raw, &f->stats1, &w->stem_gn_w, &w->stem_gn_b, NULL};
         return 1;
@@ -224,7 +224,8 @@ static void refiner_blocks(ck_exec *ex, const ck_config *cfg, const ck_weights *
     CK_ASSERT(!pending);
 }
 
-/* Whether the fused refiner folds each GroupNorm 2 into the next conv1 (a fourth map; CK_REFINER_FOLD=0: never). */
+/* Whether the fused refiner folds the stem's GroupNorm and each GroupNorm 2 into the next conv1 (a fourth map;
+ * CK_REFINER_FOLD=0: never). */
 static int fold_wanted(void) {
     const char *env = getenv("CK_REFINER_FOLD");
     return !(env && !strcmp(env, "0"));
