@@ -174,16 +174,10 @@ static int rows_wanted(void) { return rows_mode() != LN_WARP; }
 template <typename T>
 static int launch_rows(ck_cuda *cu, T *Y, const T *X, const float *g, const float *b, int64_t M, int C, float eps,
                        int64_t nvec, float2 *stats) {
-    if (rows_mode() == LN_ROWS_EXACT) { /* one vector per lane: the one-row kernel's order (see rows_mode) */
-        if (nvec > 16) return 0;
-        const int     G = nvec <= 8 ? 8 : 16;
-        const int64_t rows = (int64_t)CK_LN_WARPS * (32 / G), grid = (M + rows - 1) / rows;
-        CK_ASSERT(grid <= 0x7fffffff);
-        if (G == 8) layernorm_rows_kernel<T, 1, 8><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, C, eps, stats);
-        else layernorm_rows_kernel<T, 1, 16><<<(unsigned)grid, 32 * CK_LN_WARPS, 0, cu->stream>>>(Y, X, g, b, M, C, eps, stats);
-        return 1;
-    }
-    const int G    = nvec <= 32 ? 8 : nvec <= 64 ? 16 : nvec <= 128 ? 32 : 0;
+    /* exact: one vector per lane, the one-row kernel's order (see rows_mode); the dispatch below then runs at most
+     * one vector per lane even where its template allows two */
+    const int G = rows_mode() == LN_ROWS_EXACT ? (nvec <= 8 ? 8 : nvec <= 16 ? 16 : 0)
+                                               : (nvec <= 32 ? 8 : nvec <= 64 ? 16 : nvec <= 128 ? 32 : 0);
     if (!G) return 0;
     const int     nch  = (int)((nvec + G - 1) / G); /* 1..4 */
     const int64_t rows = (int64_t)CK_LN_WARPS * (32 / G), grid = (M + rows - 1) / rows;
