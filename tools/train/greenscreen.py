@@ -15,7 +15,7 @@ subject alpha (linear coverage), a union of
   the premultiplied foreground together, as a camera would.
 subject colour (straight, linear light): multi-octave noise textures in random non-screen hues, stripes
   and blotches, fine 2-8 px surface detail and weave patterns, with the screen's spill on the subject near its edges and a little bounce light overall.
-screen: green or blue base colour, uneven lighting (a low-frequency field and a vignette), wrinkles
+screen: green or blue base colour, uneven lighting (a low-frequency field, 0.35-1.25×, and a vignette), wrinkles
   (mid-frequency noise), occasional tracking markers.
 camera: composite in linear light (plate = fg·α + screen·(1 − α)), exposure and white balance jitter,
   sRGB encoding, grain, 4:2:0 chroma subsampling and 8-bit quantization with blocky chroma.
@@ -262,7 +262,9 @@ class GreenScreen:
         base_b = torch.stack([_u(gen, (b,), 0.03, 0.2, dev), _u(gen, (b,), 0.08, 0.4, dev),
                               _u(gen, (b,), 0.4, 0.9, dev)], -1)
         screen = torch.where(blue[:, None], base_b, base_g).view(b, 3, 1, 1)
-        light = 0.55 + 0.7 * value_noise(gen, b, s, 2, 2, dev)
+        # dim, grainy screen regions as real sets have them (a real plate's dim corner kept 0.1 alpha when the
+        # field's floor was 0.55)
+        light = 0.35 + 0.9 * value_noise(gen, b, s, 2, 2, dev)
         vign = 1 - _u(gen, (b, 1, 1, 1), 0.0, 0.5, dev) * (((xx - s / 2) ** 2 + (yy - s / 2) ** 2) / (s * s / 2))
         wrinkle = 1 + _u(gen, (b, 1, 1, 1), 0.0, 0.12, dev) * (value_noise(gen, b, s, 3, 24, dev) - 0.5)
         bg = screen * light * vign * wrinkle
@@ -297,7 +299,7 @@ class GreenScreen:
         plate = (fg * alpha + bg * (1 - alpha)) * cam
         fg = (fg * cam).clamp(0, 1)
         srgb = srgb_encode(plate.clamp(0, 1))
-        srgb = srgb + torch.randn(b, 3, s, s, generator=gen, device=dev) * _u(gen, (b, 1, 1, 1), 0.0, 0.025, dev)
+        srgb = srgb + torch.randn(b, 3, s, s, generator=gen, device=dev) * _u(gen, (b, 1, 1, 1), 0.0, 0.04, dev)
         # 4:2:0 chroma and 8-bit quantization (blocky chroma as compressed video)
         yv = 0.299 * srgb[:, 0:1] + 0.587 * srgb[:, 1:2] + 0.114 * srgb[:, 2:3]
         cb, cr = srgb[:, 2:3] - yv, srgb[:, 0:1] - yv
