@@ -153,6 +153,9 @@ def main(argv=None):
 
     torch.manual_seed(a.seed)
     dev = a.device
+    if os.path.exists(os.path.join(a.state, "meta.json")):  # a resumed state keeps its own size (pos_embed)
+        with open(os.path.join(a.state, "meta.json")) as f:
+            a.size = json.load(f)["size"]
     model = gref.GreenFormer("small", a.size).to(dev)
     model.train()
     decay = [p for n, p in model.named_parameters() if p.ndim > 1 and "pos_embed" not in n]

@@ -150,22 +150,24 @@ __global__ void layernorm_rows_kernel(T *y, const T *x, const float *__restrict_
 }
 
 /* Which kernel a call takes (CK_LN_ROWS, read at every call: A/B runs and the op tests switch it):
- *   unset or 0: one row per warp;
+ *   0: one row per warp everywhere;
  *   1: several rows per warp, G = 8/16/32 lanes per row for up to 32/64/128 vectors. It was the default for a day,
  *      0.5 ms faster at 2048 (H100), but with it the fp16 precision gate's alpha maximum came out 1.13-1.15×
  *      PyTorch fp16's at 512/1024/2048 (bound 1.1), against 0.90-0.99× with one row per warp, in the same call
  *      (docs/benchmarks/2026-12-06-h100.md, run B: the same two-pass sums in another order, so the maximum's move
  *      is the gate's sensitivity to rounding, but the gate decides);
- *   exact: several rows per warp only where that gives the one-row kernel's bits: rows of at most 16 vectors (the
- *      first stage's C = 112 in 16 bits, the largest LayerNorms), one vector per lane over G = 8 or 16 lanes. The
- *      one-row kernel's lanes beyond 16 (or 8) hold zeros, and its butterfly sum (xor 16, 8, 4, 2, 1) adds those
- *      first, exactly, then sums the same lanes in the same order as the G-lane butterfly (xor G/2 … 1).
- *      Not yet timed on a GPU, so not the default. */
+ *   unset or exact, the default: several rows per warp only where that gives the one-row kernel's bits: rows of at
+ *      most 16 vectors (the first stage's C = 112 in 16 bits, the largest LayerNorms), one vector per lane over
+ *      G = 8 or 16 lanes; one row per warp elsewhere. The one-row kernel's lanes beyond 16 (or 8) hold zeros, and
+ *      its butterfly sum (xor 16, 8, 4, 2, 1) adds those first, exactly, then sums the same lanes in the same order
+ *      as the G-lane butterfly (xor G/2 … 1). The op test checks the bits against CK_LN_ROWS=0; the precision gate
+ *      gave the same distances; 0.2 ms faster at 2048 and 0.14 ms for 512 × 8 (H100, 2026-12-06, run C of
+ *      docs/benchmarks/2026-12-06-h100.md). */
 enum { LN_WARP = 0, LN_ROWS = 1, LN_ROWS_EXACT = 2 };
 static int rows_mode(void) {
     const char *e = getenv("CK_LN_ROWS");
-    if (!e) return LN_WARP;
-    return !strcmp(e, "exact") ? LN_ROWS_EXACT : e[0] == '1' ? LN_ROWS : LN_WARP;
+    if (!e || !*e || !strcmp(e, "exact")) return LN_ROWS_EXACT;
+    return e[0] == '1' ? LN_ROWS : LN_WARP;
 }
 static int rows_wanted(void) { return rows_mode() != LN_WARP; }
 
