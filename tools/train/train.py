@@ -153,7 +153,8 @@ def main(argv=None):
 
     torch.manual_seed(a.seed)
     dev = a.device
-    if os.path.exists(os.path.join(a.state, "meta.json")):  # a resumed state keeps its own size (pos_embed)
+    fresh = not os.path.exists(os.path.join(a.state, "meta.json"))
+    if not fresh:  # a resumed state keeps its own size (its pos_embed's grid)
         with open(os.path.join(a.state, "meta.json")) as f:
             a.size = json.load(f)["size"]
     model = gref.GreenFormer("small", a.size).to(dev)
@@ -162,7 +163,6 @@ def main(argv=None):
     no_decay = [p for n, p in model.named_parameters() if not (p.ndim > 1 and "pos_embed" not in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.02}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.99))
-    fresh = not os.path.exists(os.path.join(a.state, "meta.json"))
     if fresh and a.init:
         gref.load_state_dict_like_engine(model, read_safetensors(a.init))  # pos_embed resized to --size
         print(f"initialized from {a.init}")

@@ -169,17 +169,18 @@ static int rows_mode(void) {
     if (!e || !*e || !strcmp(e, "exact")) return LN_ROWS_EXACT;
     return e[0] == '1' ? LN_ROWS : LN_WARP;
 }
-static int rows_wanted(void) { return rows_mode() != LN_WARP; }
 
-/* Launches the several-rows kernel for nvec ≤ 128 vectors per row (CK_LN_ROWS=exact: ≤ 16); 0 when the shape is
- * not one it takes. */
+/* Launches the several-rows kernel for nvec ≤ 128 vectors per row (CK_LN_ROWS=exact, the default: ≤ 16); 0 when
+ * the shape is not one it takes or CK_LN_ROWS=0. */
 template <typename T>
 static int launch_rows(ck_cuda *cu, T *Y, const T *X, const float *g, const float *b, int64_t M, int C, float eps,
                        int64_t nvec, float2 *stats) {
     /* exact: one vector per lane, the one-row kernel's order (see rows_mode); the dispatch below then runs at most
      * one vector per lane even where its template allows two */
-    const int G = rows_mode() == LN_ROWS_EXACT ? (nvec <= 8 ? 8 : nvec <= 16 ? 16 : 0)
-                                               : (nvec <= 32 ? 8 : nvec <= 64 ? 16 : nvec <= 128 ? 32 : 0);
+    const int mode = rows_mode();
+    const int G    = mode == LN_WARP         ? 0
+                     : mode == LN_ROWS_EXACT ? (nvec <= 8 ? 8 : nvec <= 16 ? 16 : 0)
+                                             : (nvec <= 32 ? 8 : nvec <= 64 ? 16 : nvec <= 128 ? 32 : 0);
     if (!G) return 0;
     const int     nch  = (int)((nvec + G - 1) / G); /* 1..4 */
     const int64_t rows = (int64_t)CK_LN_WARPS * (32 / G), grid = (M + rows - 1) / rows;
@@ -266,7 +267,7 @@ static void launch(ck_cuda *cu, const ck_tensor *y, const ck_tensor *x, const fl
     T            *Y     = (T *)y->data;       /* (M, C) */
     const T      *X     = (const T *)x->data; /* (M, C) */
     CK_ASSERT((M + CK_LN_WARPS - 1) / CK_LN_WARPS <= 0x7fffffff && M <= 0x7fffffff);
-    if (vecok && rows_wanted() && launch_rows<T>(cu, Y, X, g, b, M, (int)C, eps, nvec, nullptr)) {
+    if (vecok && launch_rows<T>(cu, Y, X, g, b, M, (int)C, eps, nvec, nullptr)) {
         /* launched */
     } else if (!(vecok && launch_warp<T>(cu, Y, X, g, b, M, (int)C, eps, nvec, nullptr))) {
         layernorm_block_kernel<T><<<(unsigned)M, CK_LN_BLOCK, 0, cu->stream>>>(Y, X, g, b, (int)C, eps);
@@ -289,8 +290,7 @@ extern "C" int ck__layernorm_row_stats(ck_cuda *cu, const ck_tensor *x, float ep
     if (C % V || !ck_aligned(x->data, 16) || M > 0x7fffffff || x->dtype == CK_DTYPE_F32) return 0;
     int ok = 0;
     CK_DISPATCH_FLOAT(x->dtype, T,
-                      ok = (rows_wanted() && launch_rows<T>(cu, NULL, (const T *)x->data, NULL, NULL, M, (int)C, eps,
-                                                            C / V, stats)) ||
+                      ok = launch_rows<T>(cu, NULL, (const T *)x->data, NULL, NULL, M, (int)C, eps, C / V, stats) ||
                            launch_warp<T>(cu, NULL, (const T *)x->data, NULL, NULL, M, (int)C, eps, C / V, stats));
     if (ok) CK_KERNEL_CHECK(cu);
     return ok;
