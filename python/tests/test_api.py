@@ -31,9 +31,9 @@ def test_version_is_the_headers():
 def test_builtin_keyer_defaults():
     with ckey.Keyer(device="cpu") as k:
         assert k.checkpoint == ckey.BUILTIN
-        assert k.size == ckey.BUILTIN_TRAIN_SIZE == 512  # models/ckey-small.safetensors' train_size
+        assert k.size == ckey.BUILTIN_TRAIN_SIZE == 1024  # models/ckey-small.safetensors' train_size
         assert k.device == "cpu" and not k.closed
-        assert "size=512" in repr(k)
+        assert "size=1024" in repr(k)
     assert k.closed and "closed" in repr(k)
     # tiled: the model runs at the tile size, whatever the rule for full frames
     with ckey.Keyer(ckey.BUILTIN, tile=256, device="cpu") as k:

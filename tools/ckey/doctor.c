@@ -514,7 +514,7 @@ static void print_human(const host_info *h, const ckpt_status *c, const bench_fi
     if (c->found_at >= 0)
         printf("  %s, %.1f MiB: %s\n", c->format, c->size_mib, c->summary);
     else
-        printf("  none: `ckey key` uses the built-in small keyer (4 MB, far below CorridorKey's quality: see\n"
+        printf("  none: `ckey key` uses the built-in small keyer (7 MB, far below CorridorKey's quality: see\n"
                "  docs/model_card_small.md); for CorridorKey quality get CorridorKey.pth (Hugging Face\n"
                "  nikopueringer/CorridorKey_v1.0) into ~/.cache/ckey/, or pass --checkpoint FILE\n");
     printf("\nWorking set at %d (%s, MiB; budget %.0f)\n", TARGET, a->cuda_index >= 0 ? "device peak" : "peak RSS",

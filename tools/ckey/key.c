@@ -217,9 +217,9 @@ static int choose_frames(const key_opts *o, ck_shot *shot, int *first_out, int *
 }
 
 /* The checkpoint: --checkpoint, else the first one found (checkpoint_candidates), else the built-in keyer,
- * which runs at 2048 on CUDA, where it keys 2048 plates better than at its training size (alpha MAE 0.0105
- * against 0.0150 on 16 held-out plates, docs/model_card_small.md) for ~30 ms more a frame, and at its
- * training size on the CPU, where 2048 costs ~16× the time. */
+ * which runs at 2048 on CUDA, where it keys 2048 plates better than at its training size 1024 (version 3:
+ * alpha MAE 0.0094 against 0.0118 on 16 held-out plates, docs/model_card_small.md), and at its training size
+ * on the CPU, where 2048 costs ~4× the time. */
 static const char *choose_checkpoint(key_opts *o, char *buf, size_t n) {
     const char *ckpt = o->checkpoint ? o->checkpoint : default_checkpoint(buf, n);
     if (!ckpt) { /* nothing configured: the built-in keyer, said once */

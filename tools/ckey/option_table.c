@@ -153,8 +153,8 @@ const ck_opt ck_options[] = {
     {.name = "checkpoint", .kind = CK_OPT_STRING, .cmds = KC | SV, .group = "inputs", .arg = "FILE",
      OWN(key_opts, checkpoint),
      .help = "CorridorKey.pth or .safetensors (default: $CKEY_CHECKPOINT, else ./CorridorKey.pth, else "
-             "~/.cache/ckey/CorridorKey.pth, else the built-in small keyer, `--checkpoint builtin`: 4 MB, trained by "
-             "ckey on synthetic plates, run at 2048 on CUDA and at its training size 512 on the CPU unless --size is "
+             "~/.cache/ckey/CorridorKey.pth, else the built-in small keyer, `--checkpoint builtin`: 7 MB, trained by "
+             "ckey on synthetic plates, run at 2048 on CUDA and at its training size 1024 on the CPU unless --size is "
              "given; far below CorridorKey's quality, see docs/model_card_small.md)"},
     {.name = "", .kind = CK_OPT_NOTE, .cmds = KEY, .group = "sequences", .arg = "--image DIR --hint DIR",
      .help = "key every frame of a folder (.png/.jpg/.exr, natural order), paired by position with the hint folder "
