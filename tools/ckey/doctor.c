@@ -24,10 +24,11 @@
  * Which tiling, when the full frame does not fit, depends on the weights. CorridorKey's checkpoint: the
  * seed's order (768/64, then 512/64, then 1024/64; a faster one measured in a stored sweep wins), its
  * tiles scoring better than its full frame. The built-in small keyer: the largest tile first, and the full
- * frame at 2048 above every tiling, from `ckey quality` of version 2 on 16 held-out 2048² plates and 8
- * 3840×2160 ones (H200, 2026-12-04, docs/benchmarks/2026-12-04-h200.md): alpha MAE full frame 2048
- * 0.0123 / 0.0060 (2048² / 4K), tiled 1024/64 0.0134 / 0.0068, 768/64 0.0145 / 0.0070, 512/64 0.0148 /
- * 0.0070, full frame at its training size 512 0.0177 / 0.0095 (the same order as version 1's). */
+ * frame at 2048 above every tiling, from `ckey quality` on 16 held-out 2048² plates: version 3 (2026-12-06,
+ * docs/model_card_small.md) alpha MAE full frame 2048 0.0094, tiled 1024/64 0.0105, 768/64 0.0117, 512/64
+ * 0.0122, full frame at its training size 1024 0.0118; version 2 (H200, 2026-12-04, also on 8 3840×2160
+ * plates, docs/benchmarks/2026-12-04-h200.md) in the same order: 0.0123 / 0.0060 (2048² / 4K), 0.0134 /
+ * 0.0068, 0.0145 / 0.0070, 0.0148 / 0.0070, and 0.0177 / 0.0095 at 512 (version 1's order too). */
 #include "ckey.h"
 #include "cli.h"
 #include "cmd_opts.h"
