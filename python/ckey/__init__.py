@@ -196,7 +196,7 @@ class Keyer:
             size = _DEFAULTS["size"]
             if _is_builtin(checkpoint) and not tile:
                 # as `ckey key` (tools/ckey/key.c): 2048 on CUDA, where the built-in keyer keys 2048 plates
-                # better than at its training size; its training size on the CPU, where 2048 costs ~16x
+                # better than at its training size; its training size on the CPU, where 2048 costs ~4x
                 cuda = device == "cuda" or (device == "auto" and cuda_device_count() > 0)
                 size = 2048 if cuda else BUILTIN_TRAIN_SIZE
         params = {

@@ -1,6 +1,7 @@
 /* The built-in small keyer: a GreenFormer of the "small" configuration (Hiera widths 32/64/128/256,
- * 2.1 M parameters) trained by tools/train/ on procedural green-screen data, stored in the library itself
- * (models/ckey-small.safetensors, fp16, embedded at build time), so that ckey keys without any download.
+ * 3.7 M parameters with its position table) trained by tools/train/ on procedural green-screen data, stored
+ * in the library itself (models/ckey-small.safetensors, fp16, embedded at build time), so that ckey keys
+ * without any download.
  * Checkpoint path "builtin:small" (or "builtin"). docs/model_card_small.md says what it can and cannot do.
  *
  *     if (ck_builtin_is_spec(path)) st = ck_builtin_checkpoint(&ck, &err);
