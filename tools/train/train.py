@@ -154,10 +154,11 @@ def main(argv=None):
     torch.manual_seed(a.seed)
     dev = a.device
     fresh = not os.path.exists(os.path.join(a.state, "meta.json"))
-    if not fresh:  # a resumed state keeps its own size (its pos_embed's grid)
+    size = a.size  # a resumed state keeps its own (its pos_embed's grid); the note below names a different --size
+    if not fresh:
         with open(os.path.join(a.state, "meta.json")) as f:
-            a.size = json.load(f)["size"]
-    model = gref.GreenFormer("small", a.size).to(dev)
+            size = json.load(f)["size"]
+    model = gref.GreenFormer("small", size).to(dev)
     model.train()
     decay = [p for n, p in model.named_parameters() if p.ndim > 1 and "pos_embed" not in n]
     no_decay = [p for n, p in model.named_parameters() if not (p.ndim > 1 and "pos_embed" not in n)]
