@@ -4,6 +4,7 @@ on procedural green-screen data (greenscreen.py), on the GPU machine. Never in t
     python3 tools/train/train.py --state DIR [--minutes 9] [--steps 20000] [--batch 12] [--size 512] [--seed 0]
     python3 tools/train/train.py --state DIR --export model.safetensors     # fp16 weights for ckey
     python3 tools/train/train.py --state NEW --init models/ckey-small.safetensors ...   # continue a shipped model
+    python3 tools/train/train.py --state NEW --init ... --size 2048 --batch 1 --pos-grid 256 --freeze-bn ...
 
 One run continues over several invocations: every invocation resumes from DIR (model, optimizer, step,
 loss history), trains until --minutes have passed or --steps are done, and saves DIR again (written to
@@ -49,6 +50,35 @@ def forward(model, rgb, hint):
     coarse_a, coarse_f = torch.sigmoid(a_up), torch.sigmoid(f_up)
     delta = model.refiner(x[:, :3], torch.cat([coarse_a, coarse_f], 1))
     return torch.sigmoid(a_up + delta[:, 0:1]), torch.sigmoid(f_up + delta[:, 1:4]), coarse_a, coarse_f
+
+
+class ResizedPosEmbed(torch.nn.Module):
+    """Parametrization of Hiera's pos_embed: the learned table is a [1, G*G, C] grid, the network adds it resized
+    to its own token grid with CorridorKey's loader (bicubic), as ckey does when it runs a model above its
+    training size. So a model trained at 2048 can keep the 256-grid table of one trained at 1024 (the file stays
+    small) and be keyed exactly as it was trained."""
+
+    def __init__(self, n_tokens):
+        super().__init__()
+        self.n_tokens = n_tokens
+
+    def forward(self, table):
+        return table if table.shape[1] == self.n_tokens else gref.resize_pos_embed(table, self.n_tokens)
+
+
+POS_PARAM = "encoder.model.parametrizations.pos_embed.original"
+
+
+def use_pos_grid(model, size, grid, table=None):
+    """Replace the model's pos_embed (grid size/4) by a learned grid x grid table (initialized from `table`, else
+    resized from the current one) that the forward pass resizes to size/4."""
+    from torch.nn.utils import parametrize
+    hiera = model.hiera
+    n = (size // 4) ** 2
+    if table is None:
+        table = gref.resize_pos_embed(hiera.pos_embed.detach(), grid * grid)
+    hiera.pos_embed = torch.nn.Parameter(table.detach().clone().to(hiera.pos_embed.device))
+    parametrize.register_parametrization(hiera, "pos_embed", ResizedPosEmbed(n), unsafe=True)
 
 
 def losses(pa, pf, ca, cf, alpha, fg, recipe=1, fg_weight=1.0):
@@ -125,7 +155,8 @@ def read_safetensors(path):
 
 def export(model, path, size):
     from safetensors.torch import save_file
-    sd = {k: (v.half() if v.is_floating_point() else v).contiguous().cpu() for k, v in model.state_dict().items()}
+    sd = {("encoder.model.pos_embed" if k == POS_PARAM else k): (v.half() if v.is_floating_point() else v).contiguous().cpu()
+          for k, v in model.state_dict().items()}
     meta = {"format": "pt", "head_dim": str(gref.CONFIGS["small"]["head_dim"]), "train_size": str(size),
             "name": "ckey built-in small keyer", "licence": "same as ckey"}
     save_file(sd, path + ".tmp", metadata=meta)
@@ -148,28 +179,41 @@ def main(argv=None):
                     help="loss recipe of a new state (see losses(); a resumed run keeps its own)")
     ap.add_argument("--fg-weight", type=float, default=None,
                     help="weight of the fg terms (default 1; a resumed run keeps its own unless given)")
+    ap.add_argument("--pos-grid", type=int, default=None,
+                    help="a new state's position table grid (default --size/4); the forward resizes it to --size/4")
+    ap.add_argument("--freeze-bn", action="store_true",
+                    help="a new state's BatchNorm layers keep their running statistics (for batches of 1 or 2)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args(argv)
 
     torch.manual_seed(a.seed)
     dev = a.device
     fresh = not os.path.exists(os.path.join(a.state, "meta.json"))
-    size = a.size  # a resumed state keeps its own (its pos_embed's grid); the note below names a different --size
-    if not fresh:
+    size, pos_grid, freeze_bn = a.size, a.pos_grid, a.freeze_bn  # a resumed state keeps its own (the note below
+    if not fresh:                                                  # names a different --size)
         with open(os.path.join(a.state, "meta.json")) as f:
-            size = json.load(f)["size"]
+            m = json.load(f)
+        size, pos_grid, freeze_bn = m["size"], m.get("pos_grid"), m.get("freeze_bn", False)
     model = gref.GreenFormer("small", size).to(dev)
+    init = read_safetensors(a.init) if fresh and a.init else None
+    if init is not None:
+        gref.load_state_dict_like_engine(model, init)  # pos_embed resized to --size
+        print(f"initialized from {a.init}")
+    if pos_grid and pos_grid != size // 4:
+        src = init.get("encoder.model.pos_embed") if init is not None else None
+        use_pos_grid(model, size, pos_grid, None if src is None else src.to(dev))
     model.train()
+    if freeze_bn:  # eval mode on the BatchNorms: running statistics used and kept, affines still learned
+        model.train = lambda mode=True: (torch.nn.Module.train(model, mode), [
+            m.eval() for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)])[0]
+        model.train()
     decay = [p for n, p in model.named_parameters() if p.ndim > 1 and "pos_embed" not in n]
     no_decay = [p for n, p in model.named_parameters() if not (p.ndim > 1 and "pos_embed" not in n)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.02}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.99))
-    if fresh and a.init:
-        gref.load_state_dict_like_engine(model, read_safetensors(a.init))  # pos_embed resized to --size
-        print(f"initialized from {a.init}")
     meta = load_state(a.state, model, opt) or {"step": 0, "seed": a.seed, "size": a.size, "batch": a.batch,
                                               "steps": a.steps or 6000, "lr": a.lr, "history": [], "seconds": 0.0,
-                                              "recipe": a.recipe}
+                                              "recipe": a.recipe, "pos_grid": pos_grid, "freeze_bn": freeze_bn}
     if a.steps and a.steps != meta["steps"]:
         print(f"note: the schedule now ends at step {a.steps} (was {meta['steps']})")
         meta["steps"] = a.steps
