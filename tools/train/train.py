@@ -56,14 +56,21 @@ class ResizedPosEmbed(torch.nn.Module):
     """Parametrization of Hiera's pos_embed: the learned table is a [1, G*G, C] grid, the network adds it resized
     to its own token grid with CorridorKey's loader (bicubic), as ckey does when it runs a model above its
     training size. So a model trained at 2048 can keep the 256-grid table of one trained at 1024 (the file stays
-    small) and be keyed exactly as it was trained."""
+    small) and be keyed exactly as it was trained. The bicubic resize is separable and linear: it is applied as
+    R · table · Rᵀ with R the resize of the identity, because the backward of torch's bicubic is not
+    deterministic."""
 
-    def __init__(self, n_tokens):
+    def __init__(self, grid_src, grid_dst):
         super().__init__()
-        self.n_tokens = n_tokens
+        eye = torch.eye(grid_src).view(grid_src, 1, grid_src, 1)
+        r = torch.nn.functional.interpolate(eye, size=(grid_dst, 1), mode="bicubic", align_corners=False)
+        self.register_buffer("r", r.view(grid_src, grid_dst).t().contiguous(), persistent=False)  # [g_dst, g_src]
 
-    def forward(self, table):
-        return table if table.shape[1] == self.n_tokens else gref.resize_pos_embed(table, self.n_tokens)
+    def forward(self, table):  # [1, G*G, C] -> [1, g*g, C]
+        g_src, c = self.r.shape[1], table.shape[2]
+        img = table.view(g_src, g_src, c)
+        out = torch.einsum("yi,ijc,xj->yxc", self.r.to(table.dtype), img, self.r.to(table.dtype))
+        return out.reshape(1, -1, c)
 
 
 POS_PARAM = "encoder.model.parametrizations.pos_embed.original"
@@ -74,11 +81,15 @@ def use_pos_grid(model, size, grid, table=None):
     resized from the current one) that the forward pass resizes to size/4."""
     from torch.nn.utils import parametrize
     hiera = model.hiera
-    n = (size // 4) ** 2
     if table is None:
         table = gref.resize_pos_embed(hiera.pos_embed.detach(), grid * grid)
-    hiera.pos_embed = torch.nn.Parameter(table.detach().clone().to(hiera.pos_embed.device))
-    parametrize.register_parametrization(hiera, "pos_embed", ResizedPosEmbed(n), unsafe=True)
+    dev = hiera.pos_embed.device
+    hiera.pos_embed = torch.nn.Parameter(table.detach().clone().to(dev))
+    parametrize.register_parametrization(hiera, "pos_embed", ResizedPosEmbed(grid, size // 4).to(dev), unsafe=True)
+    with torch.no_grad():  # the matrix form against the loader's own resize
+        ref = gref.resize_pos_embed(hiera.parametrizations.pos_embed.original, (size // 4) ** 2)
+        err = float((hiera.pos_embed - ref).abs().max())
+    assert err <= 1e-5 * (1.0 + float(ref.abs().max())), f"position table resize differs from the loader's by {err}"
 
 
 def losses(pa, pf, ca, cf, alpha, fg, recipe=1, fg_weight=1.0):
@@ -107,7 +118,7 @@ def losses(pa, pf, ca, cf, alpha, fg, recipe=1, fg_weight=1.0):
     return total, {k: float(v.detach()) for k, v in parts.items()}
 
 
-def lr_at(step, steps, base, warm=500):
+def lr_at(step, steps, base, warm=500):  # warm: the state's "warmup" (default 500 steps)
     if step < warm:
         return base * (step + 1) / warm
     t = (step - warm) / max(1, steps - warm)
@@ -179,6 +190,7 @@ def main(argv=None):
                     help="loss recipe of a new state (see losses(); a resumed run keeps its own)")
     ap.add_argument("--fg-weight", type=float, default=None,
                     help="weight of the fg terms (default 1; a resumed run keeps its own unless given)")
+    ap.add_argument("--warmup", type=int, default=500, help="a new state's linear warm-up, in steps")
     ap.add_argument("--pos-grid", type=int, default=None,
                     help="a new state's position table grid (default --size/4); the forward resizes it to --size/4")
     ap.add_argument("--freeze-bn", action="store_true",
@@ -213,7 +225,8 @@ def main(argv=None):
                             lr=a.lr, betas=(0.9, 0.99))
     meta = load_state(a.state, model, opt) or {"step": 0, "seed": a.seed, "size": a.size, "batch": a.batch,
                                               "steps": a.steps or 6000, "lr": a.lr, "history": [], "seconds": 0.0,
-                                              "recipe": a.recipe, "pos_grid": pos_grid, "freeze_bn": freeze_bn}
+                                              "recipe": a.recipe, "pos_grid": pos_grid, "freeze_bn": freeze_bn,
+                                              "warmup": a.warmup}
     if a.steps and a.steps != meta["steps"]:
         print(f"note: the schedule now ends at step {a.steps} (was {meta['steps']})")
         meta["steps"] = a.steps
@@ -234,7 +247,7 @@ def main(argv=None):
     print(f"step {step} of {meta['steps']}: training for {a.minutes} min on {dev}", flush=True)
     while step < meta["steps"] and time.time() - t0 < 60 * a.minutes:
         for g in opt.param_groups:
-            g["lr"] = lr_at(step, meta["steps"], meta["lr"])
+            g["lr"] = lr_at(step, meta["steps"], meta["lr"], meta.get("warmup", 500))
         with torch.no_grad():
             rgb, hint, alpha, fg = gen.batch(meta["batch"], step)
         with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=dev == "cuda"):
@@ -250,7 +263,7 @@ def main(argv=None):
             acc[k] = acc.get(k, 0.0) + v
         n_acc += 1
         if step % 200 == 0:
-            row = {"step": step, "min": round((time.time() - t0) / 60 + meta["seconds"] / 60, 2), **{k: round(v / n_acc, 5) for k, v in acc.items()}, "lr": round(lr_at(step, meta["steps"], meta["lr"]), 6)}
+            row = {"step": step, "min": round((time.time() - t0) / 60 + meta["seconds"] / 60, 2), **{k: round(v / n_acc, 5) for k, v in acc.items()}, "lr": round(lr_at(step, meta["steps"], meta["lr"], meta.get("warmup", 500)), 6)}
             meta["history"].append(row)
             print(json.dumps(row), flush=True)
             acc, n_acc = {}, 0
