@@ -246,7 +246,7 @@ static void write_md(FILE *f, const qrun *r) {
         fprintf(f, "- plates: %d synthetic %dx%d (seed %llu), hint = truth alpha 8x down/up-sampled%s\n", r->src->count,
                 r->w, r->h, (unsigned long long)r->src->pp.seed,
                 r->src->pp.hint_erode || r->src->pp.hint_dilate ? " (eroded/dilated)" : "");
-    fprintf(f, "- checkpoint: `%s`; full-frame model size %d\n", r->ckpt, r->model_size);
+    fprintf(f, "- checkpoint: `%s`; model size %d for `full` (`fullN` runs at N)\n", r->ckpt, r->model_size);
     fprintf(f, "- edge band: %zu pixels with 0 < truth alpha < 1 over all plates\n", r->edge_n);
     if (!strncmp(r->ckpt, RANDOM_PREFIX, strlen(RANDOM_PREFIX)))
         fprintf(f, "\n> **Caveat: random weights.** These numbers exercise the harness and compare configurations "
