@@ -5,6 +5,8 @@ on procedural green-screen data (greenscreen.py), on the GPU machine. Never in t
     python3 tools/train/train.py --state DIR --export model.safetensors     # fp16 weights for ckey
     python3 tools/train/train.py --state NEW --init models/ckey-small.safetensors ...   # continue a shipped model
     python3 tools/train/train.py --state NEW --init ... --size 2048 --batch 1 --pos-grid 256 --freeze-bn ...
+    python3 tools/train/widen.py models/ckey-small.safetensors wide.safetensors   # refiner width doubled, same output
+    python3 tools/train/train.py --state NEW --init wide.safetensors ...          # the width follows the file
 
 One run continues over several invocations: every invocation resumes from DIR (model, optimizer, step,
 loss history), trains until --minutes have passed or --steps are done, and saves DIR again (written to
@@ -206,8 +208,17 @@ def main(argv=None):
         with open(os.path.join(a.state, "meta.json")) as f:
             m = json.load(f)
         size, pos_grid, freeze_bn = m["size"], m.get("pos_grid"), m.get("freeze_bn", False)
-    model = gref.GreenFormer("small", size).to(dev)
     init = read_safetensors(a.init) if fresh and a.init else None
+    # the refiner's width: the state's, else the --init file's (tools/train/widen.py doubles it), else the config's
+    hidden = gref.CONFIGS["small"]["refiner_hidden"]
+    if not fresh:
+        hidden = m.get("refiner_hidden", hidden)
+    elif init is not None:
+        hidden = int(init["refiner.stem.0.weight"].shape[0])
+    model = gref.GreenFormer("small", size)
+    if hidden != model.refiner.stem[0].out_channels:
+        model.refiner = gref.CNNRefinerModule(7, hidden, 4)
+    model = model.to(dev)
     if init is not None:
         gref.load_state_dict_like_engine(model, init)  # pos_embed resized to --size
         print(f"initialized from {a.init}")
@@ -226,7 +237,7 @@ def main(argv=None):
     meta = load_state(a.state, model, opt) or {"step": 0, "seed": a.seed, "size": a.size, "batch": a.batch,
                                               "steps": a.steps or 6000, "lr": a.lr, "history": [], "seconds": 0.0,
                                               "recipe": a.recipe, "pos_grid": pos_grid, "freeze_bn": freeze_bn,
-                                              "warmup": a.warmup}
+                                              "warmup": a.warmup, "refiner_hidden": hidden}
     if a.steps and a.steps != meta["steps"]:
         print(f"note: the schedule now ends at step {a.steps} (was {meta['steps']})")
         meta["steps"] = a.steps
