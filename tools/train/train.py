@@ -84,7 +84,9 @@ def use_pos_grid(model, size, grid, table=None):
     from torch.nn.utils import parametrize
     hiera = model.hiera
     if table is None:
-        table = gref.resize_pos_embed(hiera.pos_embed.detach(), grid * grid)
+        table = hiera.pos_embed.detach()
+    if table.shape[1] != grid * grid:
+        table = gref.resize_pos_embed(table, grid * grid)
     dev = hiera.pos_embed.device
     hiera.pos_embed = torch.nn.Parameter(table.detach().clone().to(dev))
     parametrize.register_parametrization(hiera, "pos_embed", ResizedPosEmbed(grid, size // 4).to(dev), unsafe=True)
