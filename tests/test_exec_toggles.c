@@ -78,6 +78,7 @@ int main(void) {
         const size_t keep_bytes = keep ? ck_ctx_activation_bytes(keep) : 0;
         ck_ctx_free(keep);
         const char *bands[] = {NULL, "8", "40"};
+        size_t      band_bytes[3] = {0, 0, 0};
         for (int b = 0; b < (use_refiner ? 3 : 1); b++) {
             if (bands[b]) setenv("CK_REFINER_BAND", bands[b], 1);
             else unsetenv("CK_REFINER_BAND");
@@ -89,7 +90,16 @@ int main(void) {
             /* same ops on the same rows; only BLAS blocking over a different row count may differ */
             check_close(label, got, ref, (size_t)S * S * 4, 1e-6, 0.0);
             if (slim) CHECK(ck_ctx_activation_bytes(slim) < keep_bytes);
+            band_bytes[b] = slim ? ck_ctx_activation_bytes(slim) : 0;
             ck_ctx_free(slim);
+        }
+        if (use_refiner) {
+            /* 40-row bands need P = 48 lead rows (band + dmax 8) of 128 px x 16 channels x 4 B; out (128² x 4
+             * float32) holds 32 of them, so only 16 more rows are allocated, not all 48 */
+            const size_t row = (size_t)S * 16 * 4, out_rows = (size_t)S * S * 16 / row;
+            printf("activation bytes: bands none %zu, 8 %zu, 40 %zu (row %zu B)\n", band_bytes[0], band_bytes[1],
+                   band_bytes[2], row);
+            CHECK(band_bytes[2] > band_bytes[1] && band_bytes[2] - band_bytes[1] <= (48 - out_rows) * row);
         }
     }
     unsetenv("CK_REFINER_BAND");
