@@ -119,7 +119,7 @@ def losses(pa, pf, ca, cf, alpha, fg, recipe=1, fg_weight=1.0):
         band = ((alpha > 0.002) & (alpha < 0.998)).to(alpha.dtype)  # blur tails leave 1e-7s: not edges
         parts["edge"] = ((pa - alpha).abs() * band).sum() / (band.sum() + 1.0)
         total = total + parts["edge"]
-    return total, {k: float(v.detach()) for k, v in parts.items()}
+    return total, {k: v.detach() for k, v in parts.items()}  # tensors: read back only when printed (no sync per step)
 
 
 def lr_at(step, steps, base, warm=500):  # warm: the state's "warmup" (default 500 steps)
@@ -258,11 +258,18 @@ def main(argv=None):
     t0, step = time.time(), meta["step"]
     acc, n_acc = {}, 0
     print(f"step {step} of {meta['steps']}: training for {a.minutes} min on {dev}", flush=True)
+    timed = dev == "cuda"  # GPU time of the data generator and of the training step, per printed window
+    events = []
     while step < meta["steps"] and time.time() - t0 < 60 * a.minutes:
         for g in opt.param_groups:
             g["lr"] = lr_at(step, meta["steps"], meta["lr"], meta.get("warmup", 500))
+        if timed:
+            ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+            ev[0].record()
         with torch.no_grad():
             rgb, hint, alpha, fg = gen.batch(meta["batch"], step)
+        if timed:
+            ev[1].record()
         with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=dev == "cuda"):
             pa, pf, ca, cf = forward(model, rgb, hint)
         loss, parts = losses(pa.float(), pf.float(), ca.float(), cf.float(), alpha, fg, meta.get("recipe", 1),
@@ -271,12 +278,20 @@ def main(argv=None):
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        if timed:
+            ev[2].record()
+            events.append(ev)
         step += 1
         for k, v in parts.items():
             acc[k] = acc.get(k, 0.0) + v
         n_acc += 1
         if step % 200 == 0:
-            row = {"step": step, "min": round((time.time() - t0) / 60 + meta["seconds"] / 60, 2), **{k: round(v / n_acc, 5) for k, v in acc.items()}, "lr": round(lr_at(step, meta["steps"], meta["lr"], meta.get("warmup", 500)), 6)}
+            row = {"step": step, "min": round((time.time() - t0) / 60 + meta["seconds"] / 60, 2), **{k: round(float(v) / n_acc, 5) for k, v in acc.items()}, "lr": round(lr_at(step, meta["steps"], meta["lr"], meta.get("warmup", 500)), 6)}
+            if events:
+                torch.cuda.synchronize()
+                row["gen_ms"] = round(sum(e[0].elapsed_time(e[1]) for e in events) / len(events), 2)
+                row["step_ms"] = round(sum(e[1].elapsed_time(e[2]) for e in events) / len(events), 2)
+                events = []
             meta["history"].append(row)
             print(json.dumps(row), flush=True)
             acc, n_acc = {}, 0
