@@ -194,6 +194,8 @@ def main(argv=None):
                     help="loss recipe of a new state (see losses(); a resumed run keeps its own)")
     ap.add_argument("--fg-weight", type=float, default=None,
                     help="weight of the fg terms (default 1; a resumed run keeps its own unless given)")
+    ap.add_argument("--rest-lr-scale", type=float, default=1.0,
+                    help="a new state's learning-rate factor for everything but the refiner (e.g. 0.2 after widen.py)")
     ap.add_argument("--warmup", type=int, default=500, help="a new state's linear warm-up, in steps")
     ap.add_argument("--pos-grid", type=int, default=None,
                     help="a new state's position table grid (default --size/4); the forward resizes it to --size/4")
@@ -210,6 +212,7 @@ def main(argv=None):
         with open(os.path.join(a.state, "meta.json")) as f:
             m = json.load(f)
         size, pos_grid, freeze_bn = m["size"], m.get("pos_grid"), m.get("freeze_bn", False)
+    rest_lr = a.rest_lr_scale if fresh else m.get("rest_lr_scale", 1.0)
     init = read_safetensors(a.init) if fresh and a.init else None
     # the refiner's width: the state's, else the --init file's (tools/train/widen.py doubles it), else the config's
     hidden = gref.CONFIGS["small"]["refiner_hidden"]
@@ -232,14 +235,24 @@ def main(argv=None):
         model.train = lambda mode=True: (torch.nn.Module.train(model, mode), [
             m.eval() for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)])[0]
         model.train()
-    decay = [p for n, p in model.named_parameters() if p.ndim > 1 and "pos_embed" not in n]
-    no_decay = [p for n, p in model.named_parameters() if not (p.ndim > 1 and "pos_embed" not in n)]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.02}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=a.lr, betas=(0.9, 0.99))
+    # parameter groups: weight decay on matrices but the position table; with --rest-lr-scale, the refiner's
+    # groups apart from the rest (a resumed state rebuilds the same groups, in the same order, from its meta)
+    decays = lambda ps: ([p for n, p in ps if p.ndim > 1 and "pos_embed" not in n],  # noqa: E731
+                         [p for n, p in ps if not (p.ndim > 1 and "pos_embed" not in n)])
+    named = list(model.named_parameters())
+    parts = [(named, 1.0)] if rest_lr == 1.0 else [([x for x in named if x[0].startswith("refiner.")], 1.0),
+                                                    ([x for x in named if not x[0].startswith("refiner.")], rest_lr)]
+    groups = []
+    for ps, scale in parts:
+        d, nd = decays(ps)
+        groups += [{"params": d, "weight_decay": 0.02, "lr_scale": scale},
+                   {"params": nd, "weight_decay": 0.0, "lr_scale": scale}]
+    opt = torch.optim.AdamW(groups, lr=a.lr, betas=(0.9, 0.99))
     meta = load_state(a.state, model, opt) or {"step": 0, "seed": a.seed, "size": a.size, "batch": a.batch,
                                               "steps": a.steps or 6000, "lr": a.lr, "history": [], "seconds": 0.0,
                                               "recipe": a.recipe, "pos_grid": pos_grid, "freeze_bn": freeze_bn,
-                                              "warmup": a.warmup, "refiner_hidden": hidden}
+                                              "warmup": a.warmup, "refiner_hidden": hidden,
+                                              "rest_lr_scale": rest_lr}
     if a.steps and a.steps != meta["steps"]:
         print(f"note: the schedule now ends at step {a.steps} (was {meta['steps']})")
         meta["steps"] = a.steps
@@ -262,7 +275,7 @@ def main(argv=None):
     events = []
     while step < meta["steps"] and time.time() - t0 < 60 * a.minutes:
         for g in opt.param_groups:
-            g["lr"] = lr_at(step, meta["steps"], meta["lr"], meta.get("warmup", 500))
+            g["lr"] = lr_at(step, meta["steps"], meta["lr"], meta.get("warmup", 500)) * g["lr_scale"]
         if timed:
             ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
             ev[0].record()
