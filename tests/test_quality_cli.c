@@ -100,6 +100,33 @@ int main(void) {
                          "ms/frame | device peak MiB |") != NULL);
         CHECK(strstr(md, "| full@fp32 | 0.000e+00 | 0.000e+00 | inf |") != NULL);
         CHECK(strstr(md, "Caveat") == NULL); /* a checkpoint file: no random-weights caveat */
+        CHECK(strstr(md, "Against the baseline") == NULL); /* no `chroma` configuration: no ratios */
+    }
+    free(js), free(md);
+
+    /* 1b. with the baseline: each configuration's errors over chroma's, as the Markdown's ratio table */
+    snprintf(args, sizeof args,
+             "quality --checkpoint %s --size 96x72 --count 2 --seed 3 --model-size 64 --device cpu --threads 2 "
+             "--configs full,chroma --json %s/r.json --md %s/r.md",
+             g_ckpt, g_tmp, g_tmp);
+    CHECK_MSG(run(args) == 0, "quality with chroma exited non-zero (see %s/err.log)", g_tmp);
+    snprintf(path, sizeof path, "%s/r.json", g_tmp);
+    js = slurp(path);
+    snprintf(path, sizeof path, "%s/r.md", g_tmp);
+    md = slurp(path);
+    CHECK(js && md);
+    if (js && md) {
+        const char *of = config_obj(js, "full"), *oc = config_obj(js, "chroma");
+        CHECK(of && oc && strstr(md, "Against the baseline (`chroma`"));
+        if (of && oc) {
+            char row[160];
+            snprintf(row, sizeof row, "| full | %.3f× | %.3f× | %.3f× |",
+                     json_field(of, "alpha_mae") / json_field(oc, "alpha_mae"),
+                     json_field(of, "edge_mae") / json_field(oc, "edge_mae"),
+                     json_field(of, "fg_mae") / json_field(oc, "fg_mae"));
+            CHECK_MSG(strstr(md, row) != NULL, "no ratio row '%s'", row);
+            CHECK(json_field(of, "alpha_mae") != json_field(oc, "alpha_mae")); /* two different keys */
+        }
     }
     free(js), free(md);
 

@@ -236,6 +236,26 @@ typedef struct qrun {
     int            ncfg;
 } qrun;
 
+/* Each configuration's errors over the baseline's (`chroma`: the automatic hint as alpha, the plate as fg), when
+ * the baseline ran: the figures a keyer is judged by (the built-in keyer's goal is 0.5 or less on all three). */
+static void write_md_ratios(FILE *f, const qrun *r) {
+    const qconfig *base = NULL;
+    for (int k = 0; k < r->ncfg; k++)
+        if (r->cfg[k].baseline && r->cfg[k].ok) base = &r->cfg[k];
+    if (!base || r->ncfg < 2) return;
+    fprintf(f, "\nAgainst the baseline (`%s`: alpha and edge band against its alpha, fg against the plate as fg):\n\n"
+               "| config | alpha MAE | edge-band MAE | fg MAE |\n|---|---|---|---|\n", base->label);
+    for (int k = 0; k < r->ncfg; k++) {
+        const qconfig *q = &r->cfg[k];
+        if (q == base || !q->ok) continue;
+        char a[32], e[32], g[32];
+        fprintf(f, "| %s | %s | %s | %s |\n", q->label,
+                fmt(a, sizeof a, "%.3f×", q->score.mae / base->score.mae),
+                fmt(e, sizeof e, "%.3f×", q->score.edge_mae / base->score.edge_mae),
+                fmt(g, sizeof g, "%.3f×", q->score.fg_mae / base->score.fg_mae));
+    }
+}
+
 static void write_md(FILE *f, const qrun *r) {
     char a[32], b[32], c[32], d[32], e[32], g[32];
     fprintf(f, "## ckey quality\n\n");
@@ -269,6 +289,7 @@ static void write_md(FILE *f, const qrun *r) {
                 fmt(e, sizeof e, "%.5f", q->score.fg_mae), fmt(fs, sizeof fs, "%.5f", q->score.fg_solid_mae),
                 fmt(fe, sizeof fe, "%.5f", q->score.fg_edge_mae), fmt(g, sizeof g, "%.1f", q->ms), pk);
     }
+    write_md_ratios(f, r);
     fprintf(f, "\nAlpha agreement with `%s`:\n\n", r->cfg[0].label);
     if (r->ncfg < 2) {
         fprintf(f, "(one configuration: nothing to compare)\n");
