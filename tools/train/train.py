@@ -233,17 +233,17 @@ def main(argv=None):
     model.train()
     if freeze_bn:  # eval mode on the BatchNorms: running statistics used and kept, affines still learned
         model.train = lambda mode=True: (torch.nn.Module.train(model, mode), [
-            m.eval() for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)])[0]
+            bn.eval() for bn in model.modules() if isinstance(bn, torch.nn.BatchNorm2d)])[0]
         model.train()
     # parameter groups: weight decay on matrices but the position table; with --rest-lr-scale, the refiner's
     # groups apart from the rest (a resumed state rebuilds the same groups, in the same order, from its meta)
     decays = lambda ps: ([p for n, p in ps if p.ndim > 1 and "pos_embed" not in n],  # noqa: E731
                          [p for n, p in ps if not (p.ndim > 1 and "pos_embed" not in n)])
     named = list(model.named_parameters())
-    parts = [(named, 1.0)] if rest_lr == 1.0 else [([x for x in named if x[0].startswith("refiner.")], 1.0),
-                                                    ([x for x in named if not x[0].startswith("refiner.")], rest_lr)]
+    splits = [(named, 1.0)] if rest_lr == 1.0 else [([x for x in named if x[0].startswith("refiner.")], 1.0),
+                                                     ([x for x in named if not x[0].startswith("refiner.")], rest_lr)]
     groups = []
-    for ps, scale in parts:
+    for ps, scale in splits:
         d, nd = decays(ps)
         groups += [{"params": d, "weight_decay": 0.02, "lr_scale": scale},
                    {"params": nd, "weight_decay": 0.0, "lr_scale": scale}]
