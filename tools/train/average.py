@@ -7,45 +7,25 @@ Needs numpy only (reads and writes the format directly); the metadata of the fir
 """
 from __future__ import annotations
 
-import json
 import os
-import struct
 import sys
 
 import numpy as np
 
+import safetensors_file
+
 KINDS = {"F16": np.float16, "F32": np.float32, "I64": np.int64}
+NAMES = {np.dtype(t): k for k, t in KINDS.items()}
 
 
 def read(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    meta = header.pop("__metadata__", {})
-    out = {}
-    for k, v in header.items():
-        a, b = v["data_offsets"]
-        out[k] = np.frombuffer(data[a:b], dtype=KINDS[v["dtype"]]).reshape(v["shape"])
-    return out, meta
+    tensors, meta = safetensors_file.read(path)
+    return {k: np.frombuffer(raw, dtype=KINDS[dt]).reshape(shape) for k, (dt, shape, raw) in tensors.items()}, meta
 
 
 def write(path, tensors, meta):
-    header, blobs, off = {"__metadata__": meta}, [], 0
-    # wider elements first: every tensor then starts aligned to its element size (the header is padded to 8)
-    for k in sorted(tensors, key=lambda k: (-tensors[k].dtype.itemsize, k)):
-        t = np.ascontiguousarray(tensors[k])
-        kind = {np.dtype(np.float16): "F16", np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}[t.dtype]
-        header[k] = {"dtype": kind, "shape": list(t.shape), "data_offsets": [off, off + t.nbytes]}
-        blobs.append(t.tobytes())
-        off += t.nbytes
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path + ".tmp", "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h)
-        for b in blobs:
-            f.write(b)
-    os.replace(path + ".tmp", path)
+    safetensors_file.write(path, {k: (NAMES[t.dtype], t.shape, np.ascontiguousarray(t).tobytes())
+                                  for k, t in tensors.items()}, meta)
 
 
 def main(argv):

@@ -16,40 +16,15 @@ the result does (`ckey quality` on the old and the widened file; see tools/train
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import struct
 import sys
 
+from safetensors_file import read, write
+
 ELEM = {"F16": (2, "e"), "F32": (4, "f")}
 GROUPS = 8  # the refiner's GroupNorm groups (CorridorKey's and ckey's engine fix 8)
-
-
-def read(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    meta = header.pop("__metadata__", {})
-    return {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]]) for k, v in header.items()}, meta
-
-
-def write(path, tensors, meta):
-    size = {"F16": 2, "F32": 4, "I64": 8, "BF16": 2}
-    header, blobs, off = {"__metadata__": meta}, [], 0
-    for k in sorted(tensors, key=lambda k: (-size[tensors[k][0]], k)):  # wider elements first: aligned starts
-        dtype, shape, raw = tensors[k]
-        header[k] = {"dtype": dtype, "shape": shape, "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    with open(path + ".tmp", "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h)
-        for b in blobs:
-            f.write(b)
-    os.replace(path + ".tmp", path)
 
 
 def unpack(t):
