@@ -290,7 +290,7 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
         const int64_t short_by = P - (int64_t)(have / row); /* rows out (and the padding after it) cannot hold */
         const int64_t lead     = short_by > 0 ? short_by : 0;
         CK_ASSERT(lead <= P);
-        ck_arena_reset(ex->arena, mark); /* t's rows start where they started: the lead rows follow out */
+        ck_arena_reset(ex->arena, mark); /* the lead rows start where t started (right after out), t after them */
         T = CK_NEW(ex, B, lead + H + dmax, W, Hd);
         T = ck_tensor_make((uint8_t *)T.data + (size_t)lead * row, ex->dtype, 4, (int64_t[]){B, H + dmax, W, Hd});
     }

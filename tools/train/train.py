@@ -29,6 +29,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+from torch.nn.utils import parametrize
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
@@ -70,9 +71,10 @@ class ResizedPosEmbed(torch.nn.Module):
 
     def forward(self, table):  # [1, G*G, C] -> [1, g*g, C]
         g_src, c = self.r.shape[1], table.shape[2]
-        img = table.view(g_src, g_src, c)
-        out = torch.einsum("yi,ijc,xj->yxc", self.r.to(table.dtype), img, self.r.to(table.dtype))
-        return out.reshape(1, -1, c)
+        img = table.float().view(g_src, g_src, c)
+        with torch.autocast(table.device.type, enabled=False):  # float32, as the loader resizes (not bf16 matmuls)
+            out = torch.einsum("yi,ijc,xj->yxc", self.r, img, self.r)
+        return out.reshape(1, -1, c).to(table.dtype)
 
 
 POS_PARAM = "encoder.model.parametrizations.pos_embed.original"
@@ -81,7 +83,6 @@ POS_PARAM = "encoder.model.parametrizations.pos_embed.original"
 def use_pos_grid(model, size, grid, table=None):
     """Replace the model's pos_embed (grid size/4) by a learned grid x grid table (initialized from `table`, else
     resized from the current one) that the forward pass resizes to size/4."""
-    from torch.nn.utils import parametrize
     hiera = model.hiera
     if table is None:
         table = hiera.pos_embed.detach()
@@ -135,7 +136,11 @@ STATE_FILES = ("model.pt", "adam.pt", "meta.json")
 def save_state(d, model, opt, meta):
     os.makedirs(d, exist_ok=True)
     moments = {}
-    for i, (p, st) in enumerate((p, opt.state[p]) for g in opt.param_groups for p in g["params"] if p in opt.state):
+    params = [p for g in opt.param_groups for p in g["params"]]  # indexed as load_state indexes them
+    for i, p in enumerate(params):
+        if p not in opt.state:
+            continue
+        st = opt.state[p]
         moments[i] = {"exp_avg": st["exp_avg"].to(torch.bfloat16).cpu(), "exp_avg_sq": st["exp_avg_sq"].to(torch.bfloat16).cpu(),
                       "step": st["step"].cpu() if torch.is_tensor(st["step"]) else torch.tensor(st["step"])}
     for name, obj in (("model.pt", {k: v.cpu() for k, v in model.state_dict().items()}), ("adam.pt", moments)):
@@ -283,8 +288,8 @@ def main(argv=None):
             rgb, hint, alpha, fg = gen.batch(meta["batch"], step)
         if timed:
             ev[1].record()
-        with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=dev == "cuda"):
-            pa, pf, ca, cf = forward(model, rgb, hint)
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=dev == "cuda"), parametrize.cached():
+            pa, pf, ca, cf = forward(model, rgb, hint)  # cached: the position table resized once per step
         loss, parts = losses(pa.float(), pf.float(), ca.float(), cf.float(), alpha, fg, meta.get("recipe", 1),
                              meta.get("fg_weight", 1.0))
         opt.zero_grad(set_to_none=True)

@@ -16,6 +16,7 @@ the result does (`ckey quality` on the old and the widened file; see tools/train
 """
 from __future__ import annotations
 
+import argparse
 import os
 import random
 import struct
@@ -57,17 +58,16 @@ def widen(t, src, widen_out, widen_in=None):
 
 
 def main(argv):
-    args = [a for a in argv if not a.startswith("--")]
-    seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 0
-    if "--seed" in argv:
-        args.remove(str(seed))
-    if len(args) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("src", help="safetensors file with a GreenFormer refiner (F16 or F32)")
+    ap.add_argument("dst", help="the widened file to write")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the weight splits")
+    a = ap.parse_args(argv)
+    args, seed = [a.src, a.dst], a.seed
     tensors, meta = read(args[0])
     stem = tensors.get("refiner.stem.0.weight")
-    if stem is None or stem[0] not in ELEM:
-        print(f"widen: {args[0]} has no float refiner (refiner.stem.0.weight)", file=sys.stderr)
+    if stem is None or any(t[0] not in ELEM for k, t in tensors.items() if k.startswith("refiner.")):
+        print(f"widen: {args[0]} has no F16/F32 refiner (refiner.stem.0.weight ...)", file=sys.stderr)
         return 1
     C = stem[1][0]
     if C % GROUPS:
