@@ -55,8 +55,7 @@ static ck_tensor conv2_shifted(ck_exec *ex, const ck_tensor *base, int64_t P, in
  * pixels (whole maps cost little memory there, and with them the fused refiner folds its GroupNorm apply passes:
  * at 1024², 6.19 ms against 7.21 banded, device peak 845 against 590 MiB, H100, 2026-12-06) or no room.
  * CK_REFINER_BAND=N forces N-row bands (tests, experiments), with the P rows out cannot hold allocated right
- * before t; =off never bands
- * (whole maps at any size). */
+ * before t; =off never bands (whole maps at any size). */
 static int band_rows(const ck_config *cfg, int64_t H, int64_t W, size_t elem, size_t room) {
     const char   *env  = getenv("CK_REFINER_BAND");
     const int64_t dmax = 1 << (cfg->ref_blocks - 1);
@@ -281,11 +280,10 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
     int64_t   P = band ? band + dmax : 0;
     ck_tensor T = CK_NEW(ex, B, H + (band ? dmax : 0), W, Hd);
     uint8_t  *out_end = (uint8_t *)out->data + ck_tensor_nbytes(out);
-    const int borrow = band && out_end <= (uint8_t *)T.data && (uint8_t *)T.data - out_end < 4096 &&
-                       (size_t)P * row <= ck_tensor_nbytes(out);
+    const int adjacent = out_end <= (uint8_t *)T.data && (uint8_t *)T.data - out_end < 4096; /* out, then t */
+    const int borrow   = band && adjacent && (size_t)P * row <= ck_tensor_nbytes(out);
     if (band && !borrow) { /* forced bands larger than out's room: out's memory, and the rest of the P rows
                             * allocated right before t; where out lies elsewhere, all P rows */
-        const int     adjacent = out_end <= (uint8_t *)T.data && (uint8_t *)T.data - out_end < 4096;
         const size_t  have     = adjacent ? (size_t)((uint8_t *)T.data - (uint8_t *)out->data) : 0;
         const int64_t short_by = P - (int64_t)(have / row); /* rows out (and the padding after it) cannot hold */
         const int64_t lead     = short_by > 0 ? short_by : 0;
