@@ -13,7 +13,8 @@
  * CK_CUDA_FAULT=N injects a launch failure at the N-th kernel launch check (tests/test_cuda_fault.c).
  *
  * Environment: CK_CUDA_SYNC=1 synchronizes and checks after every kernel (locates asynchronous faults);
- * CK_CUDA_SCRATCH_MB overrides the scratch size (default 128); CK_CONV=auto|cudnn|kernel picks the 16-bit
+ * CK_CUDA_SCRATCH_MB overrides the scratch size (default 64: op temporaries; each op checks its need against
+ * it and takes a path without the scratch where it does not fit); CK_CONV=auto|cudnn|kernel picks the 16-bit
  * convolution path (ops_cuda.h).
  *
  * cuDNN (when built): one handle bound to the stream; conv2d_cudnn.c keeps KRSC copies of conv weights,
@@ -34,7 +35,7 @@
 #endif
 
 #define CK_CUDA_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLASLt: 32 MiB recommended for Hopper */
-#define CK_CUDA_SCRATCH_MB_DEFAULT 128
+#define CK_CUDA_SCRATCH_MB_DEFAULT 64
 
 /* Check for void entry points (upload, download, synchronize, timers): a failure is recorded as the
  * backend's (see banner). */

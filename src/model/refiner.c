@@ -50,8 +50,10 @@ static ck_tensor conv2_shifted(ck_exec *ex, const ck_tensor *base, int64_t P, in
     return rows_view(base, dst0, H);
 }
 
-/* Rows per band at height H: P = band + dmax rows must fit in `room` bytes (the float32 output, not yet
- * written while the refiner's blocks run, lies right before the buffer). 0 = do not band: images up to 1024²
+/* Rows per band at height H: P = band + dmax rows take `room` bytes (the float32 output, not yet written while
+ * the refiner's blocks run, lies right before the buffer) and as many again allocated right before t: fewer,
+ * larger bands (at 2048² in 16 bits 4 of 504 rows instead of 9 of 248, 0.5 ms less on the H100 for 64 MiB, which
+ * the CUDA backend's scratch gave back: 128 → 64 MiB, 2026-12-06). 0 = do not band: images up to 1024²
  * pixels (whole maps cost little memory there, and with them the fused refiner folds its GroupNorm apply passes:
  * at 1024², 6.19 ms against 7.21 banded, device peak 845 against 590 MiB, H100, 2026-12-06) or no room.
  * CK_REFINER_BAND=N forces N-row bands (tests, experiments), with the P rows out cannot hold allocated right
@@ -61,7 +63,7 @@ static int band_rows(const ck_config *cfg, int64_t H, int64_t W, size_t elem, si
     const int64_t dmax = 1 << (cfg->ref_blocks - 1);
     if (env && !strcmp(env, "off")) return 0;
     if (env && atoi(env) > 0) return atoi(env) < dmax ? (int)dmax : atoi(env);
-    const int64_t band = (int64_t)(room / ((size_t)W * cfg->ref_hidden * elem)) - dmax;
+    const int64_t band = (int64_t)(2 * room / ((size_t)W * cfg->ref_hidden * elem)) - dmax;
     if (H * W <= 1024 * 1024 || band < 64 || band >= H) return 0;
     return (int)band;
 }
@@ -282,7 +284,7 @@ void ck_refiner_forward_slim(ck_exec *ex, const ck_config *cfg, const ck_weights
     uint8_t  *out_end = (uint8_t *)out->data + ck_tensor_nbytes(out);
     const int adjacent = out_end <= (uint8_t *)T.data && (uint8_t *)T.data - out_end < 4096; /* out, then t */
     const int borrow   = band && adjacent && (size_t)P * row <= ck_tensor_nbytes(out);
-    if (band && !borrow) { /* forced bands larger than out's room: out's memory, and the rest of the P rows
+    if (band && !borrow) { /* bands larger than out's room: out's memory, and the rest of the P rows
                             * allocated right before t; where out lies elsewhere, all P rows */
         const size_t  have     = adjacent ? (size_t)((uint8_t *)T.data - (uint8_t *)out->data) : 0;
         const int64_t short_by = P - (int64_t)(have / row); /* rows out (and the padding after it) cannot hold */
