@@ -52,10 +52,11 @@ static ck_tensor conv2_shifted(ck_exec *ex, const ck_tensor *base, int64_t P, in
 
 /* Rows per band at height H: P = band + dmax rows take `room` bytes (the float32 output, not yet written while
  * the refiner's blocks run, lies right before the buffer) and as many again allocated right before t: fewer,
- * larger bands (at 2048² in 16 bits 4 of 504 rows instead of 9 of 248, 0.5 ms less on the H100 for 64 MiB, which
- * the CUDA backend's scratch gave back: 128 → 64 MiB, 2026-12-06). 0 = do not band: images up to 1024²
- * pixels (whole maps cost little memory there, and with them the fused refiner folds its GroupNorm apply passes:
- * at 1024², 6.19 ms against 7.21 banded, device peak 845 against 590 MiB, H100, 2026-12-06) or no room.
+ * larger bands (at 2048² in 16 bits 4 of 504 rows instead of 9 of 248: 34.80 against 35.18 ms on the H100 for
+ * 64 MiB, which the CUDA backend's scratch gave back, 128 → 64 MiB: the same 1477.7 MiB peak, 2026-12-06).
+ * 0 = do not band: images up to 1024² pixels (whole maps cost little memory there, and with them the fused
+ * refiner folds its GroupNorm apply passes: at 1024², 6.19 ms against 7.21 banded, device peak 845 against
+ * 590 MiB, H100, 2026-12-06) or no room.
  * CK_REFINER_BAND=N forces N-row bands (tests, experiments), with the P rows out cannot hold allocated right
  * before t; =off never bands (whole maps at any size). */
 static int band_rows(const ck_config *cfg, int64_t H, int64_t W, size_t elem, size_t room) {
