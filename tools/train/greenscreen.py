@@ -13,6 +13,12 @@ subject alpha (linear coverage), a union of
   - holes punched into bodies;
   then motion blur (a random line kernel) or defocus (Gaussian) on some samples, applied to alpha and to
   the premultiplied foreground together, as a camera would.
+data 2 adds (train.py --data 2; data 1 is version 3's recipe):
+  - props in front of the subject (a swung bat, a thrown ball, a waving hand's sleeve): bars and discs in
+    bright colours, each moving fast (a line blur of 2-25 % of the frame, box-filtered along the motion
+    after a rotation) or far out of focus (Gaussian, 1-3 % of the frame), so wide regions are partly covered
+    by a colour that is not dark and not grey;
+  - tinted glass and gels: half the glass in a saturated colour instead of the dark tint.
 subject colour (straight, linear light): multi-octave noise textures in random non-screen hues, stripes
   and blotches, fine 2-8 px surface detail and weave patterns, with the screen's spill on the subject near its edges and a little bounce light overall.
 screen: green or blue base colour, uneven lighting (a low-frequency field, 0.35-1.25×, and a vignette), wrinkles
@@ -63,10 +69,10 @@ def srgb_decode(x):
     return torch.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
 
 
-def gaussian_blur(x, sigma):
-    """Per-sample sigma (b,) Gaussian blur, separable, radius ≤ 24."""
+def gaussian_blur(x, sigma, rmax=24):
+    """Per-sample sigma (b,) Gaussian blur, separable, radius ≤ rmax."""
     b = x.shape[0]
-    r = int(min(24, max(1, math.ceil(3 * float(sigma.max())))))
+    r = int(min(rmax, max(1, math.ceil(3 * float(sigma.max())))))
     t = torch.arange(-r, r + 1, device=x.device, dtype=x.dtype)
     k = torch.exp(-0.5 * (t[None] / sigma[:, None].clamp(min=1e-3)) ** 2)
     k = k / k.sum(1, keepdim=True)  # (b, 2r+1)
@@ -94,6 +100,57 @@ def motion_blur(x, length, angle):
     kk = k.repeat_interleave(c, 0)[:, None]
     xr = F.conv2d(F.pad(xr, (r, r, r, r), mode="replicate"), kk, groups=b * c)
     return xr.reshape(b, c, s, s)
+
+
+def motion_blur_long(x, length, angle):
+    """Line blur of any length (b,) px at angle (b,) rad, for premultiplied layers that are zero outside the
+    frame: rotate the motion onto x (on a canvas holding the whole rotated frame), a box filter along x from a
+    running sum, rotate back. Bilinear resampling twice softens by about a pixel, within the blur."""
+    b, c, s, _ = x.shape
+    big = int(math.ceil(s * 1.415)) + 2
+    ca, sa = torch.cos(angle), torch.sin(angle)
+    z = torch.zeros_like(ca)
+    k = big / s  # canvas coordinates in the frame's normalized units
+    fwd = torch.stack([torch.stack([ca * k, -sa * k, z], -1), torch.stack([sa * k, ca * k, z], -1)], 1)
+    canvas = F.grid_sample(x, F.affine_grid(fwd, (b, c, big, big), align_corners=False), align_corners=False)
+    cs = F.pad(torch.cumsum(canvas, 3), (1, 0))  # (b,c,big,big+1): cs[..., i] = sum of columns < i
+    out = torch.empty_like(canvas)
+    for i in range(b):
+        n = max(1, int(round(float(length[i]))))
+        lo = (torch.arange(big, device=x.device) - n // 2).clamp(0, big)
+        hi = (lo + n).clamp(0, big)
+        out[i] = (cs[i][..., hi] - cs[i][..., lo]) / n
+    inv = torch.stack([torch.stack([ca / k, sa / k, z], -1), torch.stack([-sa / k, ca / k, z], -1)], 1)
+    return F.grid_sample(out, F.affine_grid(inv, (b, c, s, s), align_corners=False), align_corners=False)
+
+
+def props(gen, b, s, screen_hue, xx, yy, device):
+    """Premultiplied (alpha, rgb·alpha) (b,4,s,s) of up to three objects in front of the subject, each in one
+    bright colour, moving fast or far out of focus (see the module's docstring, data 2); zero for 61 % of the
+    samples (each object is there with probability 0.15)."""
+    out = torch.zeros(b, 4, s, s, device=device)
+    for _ in range(3):
+        cx, cy = _u(gen, (b, 1, 1, 1), 0.05, 0.95, device) * s, _u(gen, (b, 1, 1, 1), 0.05, 0.95, device) * s
+        hw = _u(gen, (b, 1, 1, 1), 0.01, 0.06, device) * s
+        hh = hw * torch.exp(_u(gen, (b, 1, 1, 1), 0.0, math.log(6.0), device))
+        rot = _u(gen, (b, 1, 1, 1), 0, math.pi, device)
+        u = (xx - cx) * torch.cos(rot) + (yy - cy) * torch.sin(rot)
+        v = -(xx - cx) * torch.sin(rot) + (yy - cy) * torch.cos(rot)
+        bar = torch.sigmoid((hw - u.abs()) / 0.6) * torch.sigmoid((hh - v.abs()) / 0.6)
+        disc = torch.sigmoid((hw - torch.sqrt(u * u + v * v)) / 0.6)
+        a = torch.where(_u(gen, (b, 1, 1, 1), device=device) < 0.6, bar, disc)
+        a = a * (_u(gen, (b, 1, 1, 1), device=device) < 0.15).float()
+        col = random_hue_colors(gen, b, screen_hue, device, 1)[:, 0].view(b, 3, 1, 1)
+        col = col * _u(gen, (b, 1, 1, 1), 0.6, 1.0, device) / col.amax(1, keepdim=True).clamp(min=1e-3) \
+            * _u(gen, (b, 1, 1, 1), 0.4, 1.0, device)  # not dark: value 0.24-1
+        pm = torch.cat([a, a * col], 1)
+        if _u(gen, (1,), device=device).item() < 0.65:
+            pm = motion_blur_long(pm, _u(gen, (b,), 0.02, 0.25, device) * s, _u(gen, (b,), 0, math.pi, device))
+        else:
+            sig = _u(gen, (b,), 0.01, 0.03, device) * s
+            pm = gaussian_blur(pm, sig, rmax=int(math.ceil(3 * 0.03 * s)))
+        out = pm + (1 - pm[:, :1]) * out
+    return out
 
 
 def splat_curves(gen, b, s, n, steps, start, heading, curl, width, opacity, length, device):
@@ -152,8 +209,8 @@ def chroma_hint(rgb_srgb, blue):
 class GreenScreen:
     """Batches of (rgb, hint, alpha, fg) at size s on `device`."""
 
-    def __init__(self, size: int = 512, device: str = "cuda", seed: int = 0):
-        self.s, self.device, self.seed = size, device, seed
+    def __init__(self, size: int = 512, device: str = "cuda", seed: int = 0, data: int = 1):
+        self.s, self.device, self.seed, self.data = size, device, seed, data
 
     def batch(self, b: int, index: int):
         dev, s = self.device, self.s
@@ -248,8 +305,13 @@ class GreenScreen:
         weave = torch.sin(2 * math.pi * (xx * torch.cos(theta) + yy * torch.sin(theta)) / period)
         weave_amp = _u(gen, (b, 1, 1, 1), 0.0, 0.4, dev) * (_u(gen, (b, 1, 1, 1), device=dev) < 0.35).float()
         fg = (fg * (1 + weave_amp * weave)).clamp(0, 1)
-        # glass: dark tinted
-        fg = torch.where(glass_m > 0.5, fg * 0.3 + 0.05, fg)
+        # glass: dark tinted; with data 2, half of it a saturated gel colour instead
+        tint = fg * 0.3 + 0.05
+        if self.data >= 2:
+            gel = random_hue_colors(gen, b, screen_hue, dev, 1)[:, 0].view(b, 3, 1, 1)
+            gel = gel / gel.amax(1, keepdim=True).clamp(min=1e-3) * _u(gen, (b, 1, 1, 1), 0.3, 0.95, dev)
+            tint = torch.where(_u(gen, (b, 1, 1, 1), device=dev) < 0.5, gel * (0.7 + 0.3 * fg), tint)
+        fg = torch.where(glass_m > 0.5, tint, fg)
         alpha = torch.maximum(alpha, glass_m * glass_a)
         smoke_col = _u(gen, (b, 1, 1, 1), 0.3, 0.9, dev).expand(b, 3, 1, 1)
         sw = (smoke / torch.maximum(alpha + smoke, torch.full_like(alpha, 1e-3))).clamp(0, 1)
@@ -288,6 +350,8 @@ class GreenScreen:
             pm = motion_blur(pm, _u(gen, (b,), 2, 30, dev), _u(gen, (b,), 0, math.pi, dev))
         elif r < 0.35:
             pm = gaussian_blur(pm, _u(gen, (b,), 0.5, 4, dev))
+        if self.data >= 2:
+            pm = (lambda p: p + (1 - p[:, :1]) * pm)(props(gen, b, s, screen_hue, xx, yy, dev))
         alpha = pm[:, 0:1].clamp(0, 1)
         fg = (pm[:, 1:4] / alpha.clamp(min=1e-4)).clamp(0, 1)
         fg = torch.where(alpha > 1e-4, fg, torch.zeros_like(fg))

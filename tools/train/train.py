@@ -199,6 +199,9 @@ def main(argv=None):
                     help="loss recipe of a new state (see losses(); a resumed run keeps its own)")
     ap.add_argument("--fg-weight", type=float, default=None,
                     help="weight of the fg terms (default 1; a resumed run keeps its own unless given)")
+    ap.add_argument("--data", type=int, default=1, choices=(1, 2),
+                    help="training data of a new state (greenscreen.py: 2 adds fast-moving and defocused props and "
+                         "tinted glass; a resumed run keeps its own)")
     ap.add_argument("--rest-lr-scale", type=float, default=1.0,
                     help="a new state's learning-rate factor for everything but the refiner (e.g. 0.2 after widen.py)")
     ap.add_argument("--warmup", type=int, default=500, help="a new state's linear warm-up, in steps")
@@ -257,7 +260,7 @@ def main(argv=None):
                                               "steps": a.steps or 6000, "lr": a.lr, "history": [], "seconds": 0.0,
                                               "recipe": a.recipe, "pos_grid": pos_grid, "freeze_bn": freeze_bn,
                                               "warmup": a.warmup, "refiner_hidden": hidden,
-                                              "rest_lr_scale": rest_lr}
+                                              "rest_lr_scale": rest_lr, "data": a.data}
     if a.steps and a.steps != meta["steps"]:
         print(f"note: the schedule now ends at step {a.steps} (was {meta['steps']})")
         meta["steps"] = a.steps
@@ -272,7 +275,7 @@ def main(argv=None):
     for k in ("seed", "size", "batch"):
         if meta[k] != getattr(a, k):
             print(f"note: resuming with the state's {k} = {meta[k]} (asked {getattr(a, k)})")
-    gen = GreenScreen(meta["size"], dev, meta["seed"])
+    gen = GreenScreen(meta["size"], dev, meta["seed"], meta.get("data", 1))
     t0, step = time.time(), meta["step"]
     acc, n_acc = {}, 0
     print(f"step {step} of {meta['steps']}: training for {a.minutes} min on {dev}", flush=True)
