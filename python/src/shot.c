@@ -3,7 +3,7 @@
  * run; the progress callable is called with it held, from the library's threads (one call at a time, in frame
  * order). The run stops before its next frame when the callable returns False, raises (the exception is
  * re-raised here once the frames already keyed are written), or a signal handler raises (KeyboardInterrupt
- * on Ctrl-C: checked before every frame when keying on the main thread). */
+ * on Ctrl-C: checked before every frame when keying on the main thread, and once more when the run ends). */
 #include "ckeymod.h"
 
 #include <string.h>
@@ -135,6 +135,8 @@ PyObject *ckm_context_key_shot(context_object *self, PyObject *args, PyObject *k
     PyThread_release_lock(self->lock);
     Py_END_ALLOW_THREADS
     Py_XDECREF(image), Py_XDECREF(out), Py_XDECREF(hint), Py_XDECREF(video_out);
+    /* a signal that came after the network stage's last check (the run's tail: frames in flight, writes) */
+    if (!c.exc_type && PyErr_CheckSignals() < 0) keep_exception(&c);
     if (c.exc_type) { /* the callback's or the signal handler's exception, once the written frames are complete */
         PyErr_Restore(c.exc_type, c.exc, c.exc_tb);
         return NULL;
