@@ -351,7 +351,8 @@ class GreenScreen:
         elif r < 0.35:
             pm = gaussian_blur(pm, _u(gen, (b,), 0.5, 4, dev))
         if self.data >= 2:
-            pm = (lambda p: p + (1 - p[:, :1]) * pm)(props(gen, b, s, screen_hue, xx, yy, dev))
+            front = props(gen, b, s, screen_hue, xx, yy, dev)
+            pm = front + (1 - front[:, :1]) * pm  # the props over the subject, premultiplied
         alpha = pm[:, 0:1].clamp(0, 1)
         fg = (pm[:, 1:4] / alpha.clamp(min=1e-4)).clamp(0, 1)
         fg = torch.where(alpha > 1e-4, fg, torch.zeros_like(fg))
