@@ -142,7 +142,16 @@ def test_an_exception_in_progress_stops_the_run_and_propagates(plates, keyer, tm
     assert r.frames == 4
 
 
-def test_ctrl_c_raises_keyboard_interrupt_with_complete_frames_only(plates, keyer, tmp_path):
+@pytest.fixture
+def python_sigint():
+    """Python's own Ctrl-C handler, as an interactive session has it: a runner started in the background (a CI
+    job under a non-interactive shell) inherits SIGINT ignored, and Python then installs no handler."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_raises_keyboard_interrupt_with_complete_frames_only(plates, keyer, tmp_path, python_sigint):
     def progress(f):
         if f.frame == 0:
             signal.raise_signal(signal.SIGINT)  # as a terminal's Ctrl-C: handled on the main thread
