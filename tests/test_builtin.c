@@ -17,7 +17,7 @@ int main(void) {
     CHECK(ck_builtin_is_spec("builtin") && ck_builtin_is_spec("builtin:small"));
     CHECK(!ck_builtin_is_spec("builtin:large") && !ck_builtin_is_spec("random:tiny") && !ck_builtin_is_spec(NULL));
     const int S = ck_builtin_train_size();
-    CHECK_MSG(S == 1024, "training size %d (version 4 was trained at 1024)", S);
+    CHECK_MSG(S == 1024, "training size %d (version 5 was trained at 1024)", S);
 
     ck_params p = ck_params_default();
     p.size = S, p.device = CK_DEVICE_CPU, p.threads = 2;
