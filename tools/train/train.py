@@ -16,7 +16,8 @@ batch k of the generator's stream (seeded by --seed and k), so a resumed run see
 one would. Adam's moments are stored in bfloat16 (the state's files stay under 16 MB each).
 
 Loss per sample (recipe 1; recipe 2 adds the edge band's L1 and weighs fg uniformly, see losses()): L1 on alpha, L1 on the foreground (sRGB) weighted 0.25 + 0.75·alpha where alpha > 0.002, L1 on alpha's spatial gradients
-(edges), and the same alpha/fg terms at half weight on the coarse decoder output σ(logits_up).
+(edges), and the same alpha/fg terms at half weight on the coarse decoder output σ(logits_up). --cast-weight adds
+interior_cast(), the fg's colour cast over opaque interiors.
 """
 from __future__ import annotations
 
@@ -97,11 +98,23 @@ def use_pos_grid(model, size, grid, table=None):
     assert err <= 1e-5 * (1.0 + float(ref.abs().max())), f"position table resize differs from the loader's by {err}"
 
 
-def losses(pa, pf, ca, cf, alpha, fg, recipe=1, fg_weight=1.0):
+def interior_cast(pf, fg, alpha, cell=16):
+    """The fg's colour cast over opaque interiors: per cell of cell × cell pixels that are at least half opaque
+    (alpha ≥ 0.998), the absolute mean error per channel, averaged over such cells. A per-pixel L1 weighs a cast of
+    0.01 no more than grain of the same size; this term sees only the cast (zero-mean noise averages out)."""
+    solid = (alpha >= 0.998).to(pf.dtype)
+    n = F.avg_pool2d(solid, cell)                                  # (B, 1, H/cell, W/cell): opaque share
+    e = F.avg_pool2d((pf - fg) * solid, cell) / n.clamp(min=1e-6)  # (B, 3, ..): mean error of the opaque pixels
+    keep = (n >= 0.5).to(pf.dtype)
+    return (e.abs() * keep).sum() / (3 * keep.sum()).clamp(min=1.0)
+
+
+def losses(pa, pf, ca, cf, alpha, fg, recipe=1, fg_weight=1.0, cast_weight=0.0):
     """recipe 1 (versions 0 and 1): fg weighted 0.25 + 0.75·alpha on covered pixels. recipe 2 (version 2):
     the terms `ckey quality` scores, each as its own mean: fg uniform over covered pixels, plus L1 on the
     semi-transparent pixels (0.002 < alpha < 0.998, the edge band) with weight 1, so the few edge pixels of a plate
-    weigh as much as all its solid ones. fg_weight scales both fg terms (final and coarse)."""
+    weigh as much as all its solid ones. fg_weight scales both fg terms (final and coarse). cast_weight adds
+    interior_cast() of the final and (at half weight) the coarse fg."""
     covered = alpha > 0.002
     if recipe >= 2:
         w = covered.to(alpha.dtype)
@@ -120,6 +133,9 @@ def losses(pa, pf, ca, cf, alpha, fg, recipe=1, fg_weight=1.0):
         band = ((alpha > 0.002) & (alpha < 0.998)).to(alpha.dtype)  # blur tails leave 1e-7s: not edges
         parts["edge"] = ((pa - alpha).abs() * band).sum() / (band.sum() + 1.0)
         total = total + parts["edge"]
+    if cast_weight > 0:
+        parts["cast"] = interior_cast(pf, fg, alpha)
+        total = total + cast_weight * (parts["cast"] + 0.5 * interior_cast(cf, fg, alpha))
     return total, {k: v.detach() for k, v in parts.items()}  # tensors: read back only when printed (no sync per step)
 
 
@@ -199,6 +215,9 @@ def main(argv=None):
                     help="loss recipe of a new state (see losses(); a resumed run keeps its own)")
     ap.add_argument("--fg-weight", type=float, default=None,
                     help="weight of the fg terms (default 1; a resumed run keeps its own unless given)")
+    ap.add_argument("--cast-weight", type=float, default=None,
+                    help="weight of the interior colour-cast term (losses(); default 0; a resumed run keeps its own "
+                         "unless given)")
     ap.add_argument("--data", type=int, default=1, choices=(1, 2),
                     help="training data of a new state (greenscreen.py: 2 adds fast-moving and defocused props and "
                          "tinted glass; a resumed run keeps its own)")
@@ -268,6 +287,10 @@ def main(argv=None):
         print(f"note: fg terms now weighted {a.fg_weight} (was {meta.get('fg_weight', 1.0)}) from step {meta['step']}")
         meta["fg_weight"] = a.fg_weight
         meta.setdefault("changes", []).append({"step": meta["step"], "fg_weight": a.fg_weight})
+    if a.cast_weight is not None and a.cast_weight != meta.get("cast_weight", 0.0):
+        print(f"note: cast term now weighted {a.cast_weight} (was {meta.get('cast_weight', 0.0)}) from step {meta['step']}")
+        meta["cast_weight"] = a.cast_weight
+        meta.setdefault("changes", []).append({"step": meta["step"], "cast_weight": a.cast_weight})
     if a.export:
         model.eval()
         export(model, a.export, meta["size"])
@@ -294,7 +317,7 @@ def main(argv=None):
         with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=dev == "cuda"), parametrize.cached():
             pa, pf, ca, cf = forward(model, rgb, hint)  # cached: the position table resized once per step
         loss, parts = losses(pa.float(), pf.float(), ca.float(), cf.float(), alpha, fg, meta.get("recipe", 1),
-                             meta.get("fg_weight", 1.0))
+                             meta.get("fg_weight", 1.0), meta.get("cast_weight", 0.0))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
