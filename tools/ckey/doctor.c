@@ -24,7 +24,9 @@
  * Which tiling, when the full frame does not fit, depends on the weights. CorridorKey's checkpoint: the
  * seed's order (768/64, then 512/64, then 1024/64; a faster one measured in a stored sweep wins), its
  * tiles scoring better than its full frame. The built-in small keyer: the largest tile first, and the full
- * frame at 2048 above every tiling, from `ckey quality` on 16 held-out 2048² plates: version 3 (2026-12-06,
+ * frame at 2048 above every tiling, from `ckey quality` on 16 held-out 2048² plates: version 5 (H100, 2026-12-06,
+ * docs/benchmarks/2026-12-06-h100-version5.md) alpha MAE full frame 2048 0.0073, tiled 1024/64 0.0080, 768/64
+ * 0.0093, 512/64 0.0101 (edge band 0.091 / 0.101 / 0.124 / 0.138); version 3 (2026-12-06,
  * docs/model_card_small.md) alpha MAE full frame 2048 0.0094, tiled 1024/64 0.0105, 768/64 0.0117, 512/64
  * 0.0122, full frame at its training size 1024 0.0118; version 2 (H200, 2026-12-04, also on 8 3840×2160
  * plates, docs/benchmarks/2026-12-04-h200.md) in the same order: 0.0123 / 0.0060 (2048² / 4K), 0.0134 /
