@@ -9,3 +9,6 @@ $B quality --plates h11 --device cpu --checkpoint builtin --configs full2048,chr
 [ -d h22 ] || $B plates --out h22 --size 3840x2160 --count 8 --seed 9922 > /dev/null 2>&1
 $B quality --plates h22 --device cpu --checkpoint builtin --configs full2048 --md ev5/h22_v5.md --json ev5/h22_v5.json > ev5/h22_v5.log 2>&1
 echo done > ev5/DONE
+# afterwards, a last fresh set
+$B plates --out h51 --size 2048x2048 --count 16 --seed 9951 > /dev/null 2>&1
+$B quality --plates h51 --device cpu --checkpoint builtin --configs full2048,chroma --md ev5/h51_v5.md --json ev5/h51_v5.json > ev5/h51_v5.log 2>&1
