@@ -164,6 +164,15 @@ typedef struct ck_params {
     int          keep_highlights;
     /* The CUDA device (0-based, among those CUDA_VISIBLE_DEVICES leaves visible); default 0. */
     int          device_index;
+    /* The foreground un-mixed from the plate: where the matte is above 0.1, fg is blended (fully from 0.25)
+     * toward F = (I − (1 − alpha)·B) / alpha in linear light, I the plate and B the screen estimated from the
+     * pixels the matte calls screen (the compositing equation solved for F; frame_ops.h ck_fg_unmix). 1 = on,
+     * 0 = off (the network's fg as it is), -1 (default) = auto: on for the built-in keyer (its fg error is about
+     * a fifth lower with it: docs/model_card_small.md), off for any other checkpoint (CorridorKey's passes stay
+     * the original's). The context resolves auto (ck_ctx_params); with it on, ck_key_passes post-processes on
+     * the host. ck_result_finish un-mixes when its params say 1 (ck_ctx_params(ctx) of such a context);
+     * ck_key_image_into's `post` may say 0 to skip it for a frame, -1 follows the context. */
+    int          fg_unmix;
 } ck_params;
 
 #define CK_MAX_BATCH 32
@@ -184,7 +193,7 @@ typedef struct ck_result {
     ck_image processed; /* 4 ch, linear premultiplied RGBA (despilled, despeckled), in the plate's gamut */
     ck_image comp;      /* 3 ch, sRGB comp over a checkerboard (empty when params.comp = 0) */
     ck_image plate;     /* 3 ch, the plate as given, kept by ck_key_image_begin for ck_result_finish
-                           when params.keep_highlights (freed by it); empty otherwise */
+                           when params.keep_highlights or fg_unmix (freed by it); empty otherwise */
 } ck_result;
 
 typedef struct ck_ctx ck_ctx;

@@ -37,7 +37,11 @@ int main(void) {
     ck_plate_params pp = ck_plate_params_default();
     pp.width = W, pp.height = H, pp.seed = 90210;
     CHECK(ck_plate_alloc(&pl, W, H) == CK_OK);
-    ck_score sk = {0}, sc = {0};
+    CHECK_MSG(ck_ctx_params(ctx)->fg_unmix == 1, "fg un-mixing resolved to %d for the built-in keyer (auto: on)",
+              ck_ctx_params(ctx)->fg_unmix);
+    ck_params no_unmix = *ck_ctx_params(ctx); /* ck_result_finish without the un-mixing, on the same forward */
+    no_unmix.fg_unmix  = 0;
+    ck_score sk = {0}, sc = {0}, s0 = {0};
     size_t   bg = 0, bg_ok = 0, fgn = 0, fg_ok = 0;
     float   *chroma = malloc(sizeof(float) * W * H);
     for (int i = 0; i < 3; i++) {
@@ -55,10 +59,22 @@ int main(void) {
             if (pl.alpha[k] == 1.0f) fgn++, fg_ok += res.alpha.data[k] > 0.9f;
         }
         ck_result_free(&res);
+        ck_result raw = {0};
+        CHECK_MSG(ck_key_image_begin(ctx, &rgb, &hint, &raw) == CK_OK && raw.plate.data, "%s", ck_ctx_last_error(ctx));
+        CHECK(ck_result_finish(&no_unmix, W, H, &raw) == CK_OK);
+        if (!raw.alpha.data) break;
+        ck_score_add(&s0, raw.alpha.data, raw.fg.data, pl.alpha, pl.fg, (size_t)W * H);
+        ck_result_free(&raw);
     }
-    const ck_score_summary k = ck_score_finish(&sk), c = ck_score_finish(&sc);
-    printf("       built-in: alpha MAE %.5f, edge-band %.5f, fg %.5f; chroma hint: alpha MAE %.5f, edge-band %.5f\n",
-           k.mae, k.edge_mae, k.fg_mae, c.mae, c.edge_mae);
+    const ck_score_summary k = ck_score_finish(&sk), c = ck_score_finish(&sc), k0 = ck_score_finish(&s0);
+    printf("       built-in: alpha MAE %.5f, edge-band %.5f, fg %.5f (the network's own fg: %.5f); chroma hint: alpha "
+           "MAE %.5f, edge-band %.5f, the plate as fg %.5f\n",
+           k.mae, k.edge_mae, k.fg_mae, k0.fg_mae, c.mae, c.edge_mae, c.fg_mae);
+    /* the un-mixing changes fg only, and (on these plates, measured) lowers its error by about 15 % */
+    CHECK_MSG(k.mae == k0.mae && k.max_err == k0.max_err, "alpha with and without the un-mixing: MAE %.6g vs %.6g",
+              k.mae, k0.mae);
+    CHECK_MSG(k.fg_mae < 0.95 * k0.fg_mae, "fg MAE %.5f un-mixed against the network's own %.5f", k.fg_mae, k0.fg_mae);
+    CHECK_MSG(k.fg_mae < 0.6 * c.fg_mae, "fg MAE %.5f against the plate's %.5f", k.fg_mae, c.fg_mae);
     CHECK_MSG(k.mae < c.mae, "alpha MAE %.5f below the chroma hint's %.5f", k.mae, c.mae);
     CHECK_MSG(bg && bg_ok >= 0.95 * bg, "screen transparent on %.1f %% of %zu pixels", 100.0 * bg_ok / (bg ? bg : 1), bg);
     CHECK_MSG(fgn && fg_ok >= 0.90 * fgn, "subject opaque on %.1f %% of %zu pixels", 100.0 * fg_ok / (fgn ? fgn : 1), fgn);

@@ -177,18 +177,21 @@ class Keyer:
     colorspace  the plates' encoding by name (colorspace_names(); overrides linear), e.g. "logc3"
     refiner_scale, use_refiner, head_dim, keep_highlights: as `ckey key` --refiner-scale, --no-refiner,
                 --head-dim, --keep-highlights
+    fg_unmix    None (default): as `ckey key` (on with the built-in keyer, off with other checkpoints);
+                True / False: --fg-unmix / --no-fg-unmix (the fg un-mixed from the plate where alpha > 0.1)
     despill, despeckle, despeckle_size, comp: the post-processing defaults for key() (None: ckey's
                 defaults 0.5, True, 400, True); key() may change them per frame
 
     Everything but the post-processing is fixed when the Keyer is made: the C API takes the model
-    size, device, precision, tiling, colour space / linear flag, refiner settings and keep_highlights in
-    ck_ctx_init only. A Keyer keys on one thread at a time (calls from several threads wait for each
+    size, device, precision, tiling, colour space / linear flag, refiner settings, keep_highlights and
+    fg_unmix in ck_ctx_init only. A Keyer keys on one thread at a time (calls from several threads wait for each
     other); separate Keyers key concurrently.
     """
 
     def __init__(self, checkpoint=None, size=None, device="auto", precision="auto", tile=0, overlap=64, *,
                  threads=0, batch=0, linear=False, colorspace=None, refiner_scale=None, use_refiner=True,
-                 head_dim=0, keep_highlights=False, despill=None, despeckle=None, despeckle_size=None, comp=True):
+                 head_dim=0, keep_highlights=False, fg_unmix=None, despill=None, despeckle=None, despeckle_size=None,
+                 comp=True):
         self._ctx = None
         checkpoint = BUILTIN if checkpoint is None else _os.fspath(checkpoint)
         dev = _choice("device", device, _DEVICES)
@@ -209,6 +212,8 @@ class Keyer:
             params["colorspace"] = _ckey.colorspace_parse(colorspace)
         if refiner_scale is not None:
             params["refiner_scale"] = float(refiner_scale)
+        if fg_unmix is not None:
+            params["fg_unmix"] = 1 if fg_unmix else 0
         params.update(_post_params(despill, despeckle, despeckle_size, None))
         self._ctx = _ckey.Context(checkpoint, params)
         self.checkpoint = checkpoint

@@ -32,7 +32,7 @@ static const param_field FIELDS[] = {
     FIELD(fused_attention, F_BOOL, 0), FIELD(pad64, F_INT, 0),           FIELD(cuda_graph, F_INT, 0),
     FIELD(stage_gc, F_BOOL, 0),      FIELD(fused_decode, F_BOOL, 0),     FIELD(gpu_preprocess, F_INT, 0),
     FIELD(tile, F_INT, 0),           FIELD(tile_overlap, F_INT, 0),      FIELD(max_batch, F_INT, 0),
-    FIELD(colorspace, F_INT, 0),     FIELD(keep_highlights, F_BOOL, 0),
+    FIELD(colorspace, F_INT, 0),     FIELD(keep_highlights, F_BOOL, 0),  FIELD(fg_unmix, F_INT, 0),
 };
 #define N_FIELDS (sizeof FIELDS / sizeof FIELDS[0])
 

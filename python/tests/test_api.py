@@ -34,13 +34,16 @@ def test_builtin_keyer_defaults():
         assert k.size == ckey.BUILTIN_TRAIN_SIZE == 1024  # models/ckey-small.safetensors' train_size
         assert k.device == "cpu" and not k.closed
         assert "size=1024" in repr(k)
+        assert k.params["fg_unmix"] == 1  # auto: the built-in keyer's fg is un-mixed from the plate
     assert k.closed and "closed" in repr(k)
+    with ckey.Keyer(device="cpu", fg_unmix=False) as k:
+        assert k.params["fg_unmix"] == 0
     # tiled: the model runs at the tile size, whatever the rule for full frames
     with ckey.Keyer(ckey.BUILTIN, tile=256, device="cpu") as k:
         assert k.size == 256 and k.params["tile_overlap"] == 64
     # another checkpoint: ckey's default size
     with ckey.Keyer("random:tiny", device="cpu") as k:
-        assert k.size == 2048
+        assert k.size == 2048 and k.params["fg_unmix"] == 0
 
 
 def test_result_arrays():

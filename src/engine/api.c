@@ -36,6 +36,7 @@ ck_params ck_params_default(void) {
     p.gpu_preprocess  = -1;
     p.gpu_postprocess = -1;
     p.gpu_encode      = -1;
+    p.fg_unmix        = -1;
     return p;
 }
 
@@ -160,6 +161,9 @@ static ck_status ctx_new(ck_ctx **out, const ck_params *params) {
         return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "refiner scale is not a number"));
     if (pm->device_index < 0)
         return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "device index %d: must be 0 or more", pm->device_index));
+    if (pm->fg_unmix < -1 || pm->fg_unmix > 1)
+        return init_fail(ctx, ck__fail(&ctx->err, CK_STATUS_EINVAL, "fg un-mixing %d: must be 1 (on), 0 (off) or -1 (auto)",
+                                       pm->fg_unmix));
     return CK_OK;
 }
 
@@ -168,6 +172,8 @@ static ck_status ctx_new(ck_ctx **out, const ck_params *params) {
 static ck_status ctx_attach(ck_ctx *ctx, ck_model *m) {
     ctx->model = m;
     ctx->cfg   = m->cfg;
+    if (ctx->params.fg_unmix < 0) ctx->params.fg_unmix = m->builtin; /* auto: the built-in keyer's default */
+    if (ctx->params.fg_unmix > 0) CK_LOG_INFO("fg un-mixed from the plate where the matte is above %.2f", CK_UNMIX_ALPHA_LO);
     ctx->w     = m->w; /* the model's tensors: never freed through the context */
     ck_params bp    = ctx->params;
     bp.device       = m->params.device;
@@ -476,9 +482,10 @@ static int alloc_keyed(ck_result *res, int w, int h) {
     return 0;
 }
 
-/* keep_highlights: the plate as given, for ck_result_finish (it may run after the caller's plate is gone). */
+/* keep_highlights, fg_unmix: the plate as given, for ck_result_finish (it may run after the caller's plate is
+ * gone). */
 static ck_status keep_plate(ck_ctx *ctx, const ck_image *rgb, ck_result *res) {
-    if (!ctx->params.keep_highlights) return CK_OK;
+    if (!ctx->params.keep_highlights && ctx->params.fg_unmix <= 0) return CK_OK;
     const size_t n = (size_t)3 * rgb->width * rgb->height;
     res->plate     = (ck_image){rgb->width, rgb->height, 3, malloc(sizeof(float) * n)};
     if (!res->plate.data) return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory for a %dx%d plate", rgb->width, rgb->height);
@@ -565,13 +572,19 @@ ck_status ck_result_finish(const ck_params *p, int w, int h, ck_result *res) {
         ck_result_free(res);
         *res = sized;
     }
-    /* the kept plate (keep_highlights) must be the frame's */
+    /* the kept plate (keep_highlights, fg_unmix) must be the frame's */
     const int highlights = p->keep_highlights && res->plate.data;
-    if (highlights && (res->plate.width != w || res->plate.height != h || res->plate.channels != 3)) {
+    const int unmix      = p->fg_unmix > 0 && res->plate.data;
+    if ((highlights || unmix) && (res->plate.width != w || res->plate.height != h || res->plate.channels != 3)) {
         ck_result_free(res);
         return CK_STATUS_ESHAPE;
     }
     const size_t F = (size_t)w * h;
+    if (unmix && ck_fg_unmix(res->fg.data, res->alpha.data, res->plate.data,
+                             ck_colorspace_resolve(p->colorspace, p->input_is_linear), w, h, CK_UNMIX_ALPHA_LO) != CK_OK) {
+        ck_result_free(res);
+        return CK_STATUS_EOOM;
+    }
     free(res->processed.data), free(res->comp.data);
     res->processed = (ck_image){w, h, 4, malloc(sizeof(float) * F * 4)};
     res->comp      = p->comp ? (ck_image){w, h, 3, malloc(sizeof(float) * F * 3)} : (ck_image){0, 0, 0, NULL};
@@ -678,7 +691,11 @@ ck_status ck_key_image_into(ck_ctx *ctx, const ck_image *rgb, const ck_image *hi
         }
     }
 
-    /* ck_result_finish's post-processing; the plate kept for keep_highlights is the caller's own, still there */
+    /* ck_result_finish's post-processing; the plate kept for keep_highlights and fg_unmix is the caller's own,
+     * still there */
+    if (ctx->params.fg_unmix > 0 && p->fg_unmix != 0 &&
+        ck_fg_unmix(out->fg.data, out->alpha.data, rgb->data, ctx->params.colorspace, w, h, CK_UNMIX_ALPHA_LO) != CK_OK)
+        return ck__fail(&ctx->err, CK_STATUS_EOOM, "out of memory un-mixing the fg of a %dx%d frame", w, h);
     const int      highlights = ctx->params.keep_highlights && p->keep_highlights;
     ck_post_params pp = {p->despill, p->despeckle, p->despeckle_size, p->comp,
                          ck_colorspace_resolve(p->colorspace, p->input_is_linear), highlights ? rgb->data : NULL};

@@ -15,6 +15,7 @@ struct ck_model {
     ck_backend   *be;     /* the weights' memory (CUDA: a weights-only backend) */
     ck_weights    w;
     atomic_int    refs;   /* the loader's reference and one per context */
+    int           builtin; /* the built-in keyer (its contexts un-mix the fg by default: ck_params.fg_unmix) */
 };
 
 /* The backend of params' device and precision (CK_DEVICE_AUTO: CUDA when usable, else the CPU, with a

@@ -55,6 +55,7 @@ ck_status ck__model_load(ck_model **out, const char *checkpoint_path, const ck_p
     m->params.precision = m->be->act_dtype == CK_DTYPE_F16    ? CK_PREC_FP16
                           : m->be->act_dtype == CK_DTYPE_BF16 ? CK_PREC_BF16
                                                               : CK_PREC_FP32;
+    m->builtin = ck_builtin_is_spec(checkpoint_path);
     /* "random:<config>": generated weights, no file (benchmarks, smoke runs) */
     st = ck_random_weights_is_spec(checkpoint_path) ? ck_random_checkpoint(&m->ckpt, checkpoint_path, err)
          : ck_builtin_is_spec(checkpoint_path)      ? ck_builtin_checkpoint(&m->ckpt, err)

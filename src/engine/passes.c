@@ -155,7 +155,8 @@ ck_status ck_passes_from_result(const ck_result *res, ck_passes *out) {
 
 /* Tiled contexts too: plates smaller than a tile are then keyed on the host inside ck_key_passes. */
 int ck_ctx_postprocess_on_device(const ck_ctx *ctx) {
-    return ctx && ctx->be->ext.postprocess && ctx->params.gpu_postprocess != 0 &&
+    /* the fg un-mixing (fg_unmix) runs on the host only */
+    return ctx && ctx->be->ext.postprocess && ctx->params.gpu_postprocess != 0 && ctx->params.fg_unmix <= 0 &&
            (ctx->params.tile <= 0 || (ctx->be->ext.tile_blend && ctx->params.gpu_preprocess != 0));
 }
 

@@ -121,4 +121,21 @@ void ck_despill(float *fg, size_t n_pixels, float strength);
 ck_status ck_postprocess(float *processed, float *comp, const float *alpha, const float *fg, int w, int h,
                          const ck_post_params *pp);
 
+/* ---- the foreground un-mixed from the plate (unmix.c) ---- */
+
+/* fg (h,w,3) sRGB-encoded, in place: where alpha > lo, blended (weight clamp((alpha − lo) / 0.15, 0, 1)) toward
+ * F = (I − (1 − alpha)·B) / alpha in linear Rec.709, clamped to [0, 1] and sRGB-encoded, with I the plate (h,w,3)
+ * of colour space `colorspace` (resolved, as the context's) taken to linear Rec.709 as pre-processing takes it,
+ * and B the screen behind the pixel: the plate's mean over the pixels with alpha < 0.02 per 16 × 16 cell, from
+ * the nearest 3 × 3, 9 × 9 or 33 × 33 cells that hold any, bilinear between cell centres; no screen within
+ * 256 px: fg unchanged (the weight is scaled by the share of the interpolation on cells with an estimate), and
+ * an estimate from the 33 × 33 cells (screen beyond about 64 px) counts only where alpha ≥ 0.8 (fully from 0.95).
+ * alpha (h,w) is read clamped to [0, 1]. Deterministic; allocates about (w·h/256)·84 bytes.
+ * Returns CK_STATUS_EOOM when that fails (fg unchanged). */
+ck_status ck_fg_unmix(float *fg, const float *alpha, const float *plate, int colorspace, int w, int h, float lo);
+
+/* The alpha above which ckey blends the un-mixed fg in (ck_params.fg_unmix): 0.1, chosen on the development plates
+ * (seed 7001) with tools/train/fg_study.py among 0.1, 0.15 and 0.3. */
+#define CK_UNMIX_ALPHA_LO 0.1f
+
 #endif

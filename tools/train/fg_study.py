@@ -57,13 +57,16 @@ def screen_estimate(plate, alpha):
     screen = (alpha < 0.02).astype(np.float64)
     est = np.zeros_like(plate)
     done = np.zeros(alpha.shape, dtype=bool)
+    near = np.zeros(alpha.shape)
     for r in (16, 64, 256):
         n = box(screen, r)
         s = box(plate * screen[..., None], r) / np.maximum(n, 1e-9)[..., None]
         take = (n > 0.5) & ~done
         est[take] = s[take]
         done |= take
-    return est
+        if r == 64:
+            near = done.astype(np.float64)
+    return est, near
 
 
 def bin_mask(t, lo, hi):
@@ -76,7 +79,7 @@ def main():
     ap.add_argument("keyed")
     ap.add_argument("--count", type=int, default=16)
     a = ap.parse_args()
-    names = ["net"] + [f"unmix a>={lo}{cap}" for lo in (0.1, 0.15, 0.3) for cap in ("", " <0.98")]
+    names = ["net"] + [f"unmix a>={lo}{cap}" for lo in (0.1, 0.15, 0.3) for cap in ("", " <0.98", " near")]
     err = {k: np.zeros(len(BINS)) for k in names}
     cnt = np.zeros(len(BINS))
     for i in range(a.count):
@@ -85,7 +88,7 @@ def main():
         plate = read(f"{a.plates}/Plate/{i:04d}.exr")  # linear
         al = np.clip(read(f"{a.keyed}/Matte/{i:04d}.exr"), 0.0, 1.0)
         fg = read(f"{a.keyed}/FG/{i:04d}.exr")
-        b = screen_estimate(plate, al)
+        b, near = screen_estimate(plate, al)
         unmixed = to_srgb((plate - (1.0 - al[..., None]) * b) / np.maximum(al, 1e-3)[..., None])
         cands = {"net": fg}
         for lo in (0.1, 0.15, 0.3):
@@ -93,6 +96,8 @@ def main():
             cands[f"unmix a>={lo}"] = w * unmixed + (1.0 - w) * fg
             w = w * (al < 0.98)[..., None]
             cands[f"unmix a>={lo} <0.98"] = w * unmixed + (1.0 - w) * fg
+            w = np.clip((al - lo) / 0.15, 0.0, 1.0) * (near + (1.0 - near) * np.clip((al - 0.8) / 0.15, 0.0, 1.0))
+            cands[f"unmix a>={lo} near"] = w[..., None] * unmixed + (1.0 - w[..., None]) * fg
         masks = [bin_mask(t, lo, hi) for lo, hi in BINS]
         for j, m in enumerate(masks):
             cnt[j] += m.sum()
