@@ -36,6 +36,8 @@ static ck_ctx *open_ctx(int cs, int on_device, int tile) {
     p.despeckle       = 0;
     p.tile            = tile;
     p.tile_overlap    = tile ? 32 : 0;
+    p.fg_unmix        = 0; /* the built-in keyer's default un-mixing runs on the host only: off, so that
+                            * on_device = 1 is the device path */
     ck_ctx *ctx       = NULL;
     if (ck_ctx_init(&ctx, "builtin:small", &p) != CK_OK) {
         printf("NOT OK init: %s\n", ck_ctx_last_error(ctx));
