@@ -79,7 +79,7 @@ def main():
     ap.add_argument("keyed")
     ap.add_argument("--count", type=int, default=16)
     a = ap.parse_args()
-    names = ["net"] + [f"unmix a>={lo}{cap}" for lo in (0.1, 0.15, 0.3) for cap in ("", " <0.98", " near")]
+    names = ["net"] + [f"unmix a>={lo}{cap}" for lo in (0.1, 0.15, 0.3) for cap in ("", " <0.98", " near", " near bounded")]
     err = {k: np.zeros(len(BINS)) for k in names}
     cnt = np.zeros(len(BINS))
     for i in range(a.count):
@@ -90,6 +90,8 @@ def main():
         fg = read(f"{a.keyed}/FG/{i:04d}.exr")
         b, near = screen_estimate(plate, al)
         unmixed = to_srgb((plate - (1.0 - al[..., None]) * b) / np.maximum(al, 1e-3)[..., None])
+        plate_s = to_srgb(plate)
+        bounded = np.clip(unmixed, np.minimum(fg, plate_s), np.maximum(fg, plate_s))
         cands = {"net": fg}
         for lo in (0.1, 0.15, 0.3):
             w = np.clip((al - lo) / 0.15, 0.0, 1.0)[..., None]
@@ -98,6 +100,7 @@ def main():
             cands[f"unmix a>={lo} <0.98"] = w * unmixed + (1.0 - w) * fg
             w = np.clip((al - lo) / 0.15, 0.0, 1.0) * (near + (1.0 - near) * np.clip((al - 0.8) / 0.15, 0.0, 1.0))
             cands[f"unmix a>={lo} near"] = w[..., None] * unmixed + (1.0 - w[..., None]) * fg
+            cands[f"unmix a>={lo} near bounded"] = w[..., None] * bounded + (1.0 - w[..., None]) * fg
         masks = [bin_mask(t, lo, hi) for lo, hi in BINS]
         for j, m in enumerate(masks):
             cnt[j] += m.sum()
