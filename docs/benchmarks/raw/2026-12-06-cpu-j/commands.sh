@@ -8,3 +8,12 @@ for s in 9961:4 7001:16 9971:16; do
     --device cpu --no-comp --exr-compression none
   python3 tools/train/fg_study.py /tmp/p$seed /tmp/k$seed --count $n
 done
+
+# `ckey quality` with the un-mixing in the engine (a6cb423), CPU fp32, full frame at 2048
+for s in 7001 9981 9961; do
+  ckey plates --out /tmp/p$s --size 2048x2048 --count 16 --seed $s
+  ckey quality --checkpoint builtin --plates /tmp/p$s --device cpu --model-size 2048 --configs full2048,chroma \
+    --md quality_${s}_unmix.md
+done
+ckey quality --checkpoint builtin --plates /tmp/p9981 --device cpu --model-size 2048 --configs full2048 --no-fg-unmix \
+  --md quality_9981_network.md
