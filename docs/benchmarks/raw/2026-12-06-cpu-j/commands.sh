@@ -10,10 +10,10 @@ for s in 9961:4 7001:16 9971:16; do
 done
 
 # `ckey quality` with the un-mixing in the engine (a6cb423), CPU fp32, full frame at 2048
-for s in 7001 9981 9961; do
+for s in 7001 9981 9961 9991; do
   ckey plates --out /tmp/p$s --size 2048x2048 --count 16 --seed $s
   ckey quality --checkpoint builtin --plates /tmp/p$s --device cpu --model-size 2048 --configs full2048,chroma \
     --md quality_${s}_unmix.md
 done
-ckey quality --checkpoint builtin --plates /tmp/p9981 --device cpu --model-size 2048 --configs full2048 --no-fg-unmix \
-  --md quality_9981_network.md
+for s in 9981 9991; do ckey quality --checkpoint builtin --plates /tmp/p$s --device cpu --model-size 2048 --configs full2048 --no-fg-unmix \
+  --md quality_${s}_network.md; done
