@@ -1,12 +1,14 @@
-/* Colour spaces and keep_highlights on CUDA (the built-in small keyer at S = 128, fp32): the device
- * path (the plate decoded in place by frame/cuda/preprocess.cu before the resize; Processed taken to the
- * plate's gamut, with its highlights, by frame/cuda/postprocess.cu; the plate uploaded next to the passes)
- * against the host path of the same engine (ck__ctx_working_plate, ck_postprocess), full frame and
- * tiled (64-pixel tiles of a 200×150 plate: the device tiled path):
+/* Colour spaces, keep_highlights and the fg un-mixing on CUDA (the built-in small keyer at S = 128, fp32): the
+ * device path (the plate decoded in place by frame/cuda/preprocess.cu before the resize; Processed taken to the
+ * plate's gamut, with its highlights, and the fg un-mixed from the plate by frame/cuda/postprocess.cu; the plate
+ * uploaded next to the passes) against the host path of the same engine (ck__ctx_working_plate, ck_fg_unmix,
+ * ck_postprocess), full frame and tiled (64-pixel tiles of a 200×150 plate: the device tiled path), with the
+ * un-mixing off and on:
  *   Matte and FG halves within 2 half-ulps (the device's exp2f/powf differ from glibc's by an ulp, so
- *   the network's inputs may differ in their last bit); Processed within 2e-3 relative (a few half-ulps)
- *   and alpha within 2e-3;
- *   opaque pixels of a plate above 1.25 come out at the plate's own value (its gamut) on the device.
+ *   the network's inputs may differ in their last bit); with the un-mixing, which divides by alpha, FG within
+ *   4e-3; Processed within 2e-3 relative (a few half-ulps) and alpha within 2e-3;
+ *   opaque pixels of a plate above 1.25 come out at the plate's own value (its gamut) on the device;
+ *   the un-mixing changes at least 5 % of the device's FG values (so that it is exercised).
  * Skips (exit 77) without a CUDA device. */
 #include "ckey.h"
 #include "ops/backend.h"
@@ -23,7 +25,7 @@
 
 enum { W = 200, H = 150 };
 
-static ck_ctx *open_ctx(int cs, int on_device, int tile) {
+static ck_ctx *open_ctx(int cs, int on_device, int tile, int unmix) {
     ck_params p       = ck_params_default();
     p.size            = 128;
     p.device          = CK_DEVICE_CUDA;
@@ -36,8 +38,7 @@ static ck_ctx *open_ctx(int cs, int on_device, int tile) {
     p.despeckle       = 0;
     p.tile            = tile;
     p.tile_overlap    = tile ? 32 : 0;
-    p.fg_unmix        = 0; /* the built-in keyer's default un-mixing runs on the host only: off, so that
-                            * on_device = 1 is the device path */
+    p.fg_unmix        = unmix;
     ck_ctx *ctx       = NULL;
     if (ck_ctx_init(&ctx, "builtin:small", &p) != CK_OK) {
         printf("NOT OK init: %s\n", ck_ctx_last_error(ctx));
@@ -70,57 +71,68 @@ int main(void) {
             lin[3 * i + c] = v;
         }
     const int spaces[] = {CK_CS_LOGC3, CK_CS_SLOG3, CK_CS_LOG3G10, CK_CS_ACESCCT, CK_CS_REC2020_LINEAR};
+    const size_t F       = (size_t)W * H;
+    uint16_t    *fg_off  = malloc(sizeof(uint16_t) * 3 * F); /* the device's FG without the un-mixing */
     for (int tile = 0; tile <= 64; tile += 64)
-        for (size_t k = 0; k < sizeof spaces / sizeof spaces[0]; k++) {
-            const int cs = spaces[k];
-            memcpy(enc, lin, sizeof(float) * 3 * W * H);
-            ck_colorspace_from_working((ck_colorspace)cs, enc, (size_t)W * H);
-            ck_ctx *dev = open_ctx(cs, 1, tile), *host = open_ctx(cs, 0, tile);
-            if (!dev || !host) return 1;
-            CHECK(ck_ctx_postprocess_on_device(dev) && !ck_ctx_postprocess_on_device(host));
-            ck_image  rgb = {W, H, 3, enc}, hint = {W, H, 1, pl.hint};
-            ck_passes pd = {0}, ph = {0};
-            CHECK_MSG(ck_key_passes(dev, &rgb, &hint, &pd) == CK_OK, "%s", ck_ctx_last_error(dev));
-            CHECK_MSG(ck_key_passes(host, &rgb, &hint, &ph) == CK_OK, "%s", ck_ctx_last_error(host));
-            if (pd.alpha && ph.alpha) {
-                const size_t F = (size_t)W * H;
-                int          um = 0, uf = 0;
-                double       dp = 0.0, da = 0.0;
-                for (size_t i = 0; i < F; i++) {
-                    um = um > ulps(pd.alpha[i], ph.alpha[i]) ? um : ulps(pd.alpha[i], ph.alpha[i]);
-                    for (int c = 0; c < 3; c++) {
-                        const int u = ulps(pd.fg[3 * i + c], ph.fg[3 * i + c]);
-                        uf          = uf > u ? uf : u;
-                        dp          = fmax(dp, rel(pd.processed[4 * i + c], ph.processed[4 * i + c]));
+        for (size_t k = 0; k < sizeof spaces / sizeof spaces[0]; k++)
+            for (int unmix = 0; unmix <= 1; unmix++) {
+                const int cs = spaces[k];
+                memcpy(enc, lin, sizeof(float) * 3 * W * H);
+                ck_colorspace_from_working((ck_colorspace)cs, enc, (size_t)W * H);
+                ck_ctx *dev = open_ctx(cs, 1, tile, unmix), *host = open_ctx(cs, 0, tile, unmix);
+                if (!dev || !host) return 1;
+                CHECK(ck_ctx_postprocess_on_device(dev) && !ck_ctx_postprocess_on_device(host));
+                ck_image  rgb = {W, H, 3, enc}, hint = {W, H, 1, pl.hint};
+                ck_passes pd = {0}, ph = {0};
+                CHECK_MSG(ck_key_passes(dev, &rgb, &hint, &pd) == CK_OK, "%s", ck_ctx_last_error(dev));
+                CHECK_MSG(ck_key_passes(host, &rgb, &hint, &ph) == CK_OK, "%s", ck_ctx_last_error(host));
+                if (pd.alpha && ph.alpha) {
+                    int    um = 0, uf = 0;
+                    double dp = 0.0, da = 0.0, df = 0.0;
+                    size_t changed = 0;
+                    for (size_t i = 0; i < F; i++) {
+                        um = um > ulps(pd.alpha[i], ph.alpha[i]) ? um : ulps(pd.alpha[i], ph.alpha[i]);
+                        for (int c = 0; c < 3; c++) {
+                            const int u = ulps(pd.fg[3 * i + c], ph.fg[3 * i + c]);
+                            uf          = uf > u ? uf : u;
+                            df = fmax(df, fabs(ck_f16_to_f32(pd.fg[3 * i + c]) - ck_f16_to_f32(ph.fg[3 * i + c])));
+                            dp = fmax(dp, rel(pd.processed[4 * i + c], ph.processed[4 * i + c]));
+                            if (unmix) changed += pd.fg[3 * i + c] != fg_off[3 * i + c];
+                        }
+                        da = fmax(da, rel(pd.processed[4 * i + 3], ph.processed[4 * i + 3]));
                     }
-                    da = fmax(da, rel(pd.processed[4 * i + 3], ph.processed[4 * i + 3]));
+                    if (!unmix) memcpy(fg_off, pd.fg, sizeof(uint16_t) * 3 * F);
+                    /* the device's opaque highlights are the plate's own values (its gamut), premultiplied */
+                    size_t n = 0, at_plate = 0;
+                    for (size_t i = 0; i < F && !tile; i++) {
+                        const float a = ck_f16_to_f32(pd.processed[4 * i + 3]);
+                        const float mx = fmaxf(lin[3 * i], fmaxf(lin[3 * i + 1], lin[3 * i + 2]));
+                        if (a < 0.9995f || mx < 1.25f) continue;
+                        n++;
+                        float src[3] = {enc[3 * i], enc[3 * i + 1], enc[3 * i + 2]};
+                        ck_colorspace_decode((ck_colorspace)cs, src, 1);
+                        int same = 1;
+                        for (int c = 0; c < 3; c++)
+                            same &= fabsf(ck_f16_to_f32(pd.processed[4 * i + c]) - src[c] * a) <= 2e-3f * fmaxf(1.0f, fabsf(src[c]));
+                        at_plate += same;
+                    }
+                    const int fg_ok = unmix ? df <= 4e-3 && changed >= 3 * F / 20 : uf <= 2;
+                    const int ok    = um <= 2 && fg_ok && dp <= 2e-3 && da <= 2e-3 && (tile || (n >= 5 && at_plate == n));
+                    printf("%s %-14s tile %2d, un-mixing %s: device vs host: Matte %d ulps, FG %d ulps (max %.2g), "
+                           "Processed %.2g, alpha %.2g; %zu opaque highlights, %zu at the plate's value",
+                           ok ? "ok" : "NOT OK", ck_colorspace_name((ck_colorspace)cs), tile, unmix ? "on " : "off",
+                           um, uf, df, dp, da, n, at_plate);
+                    if (unmix) printf("; FG changed by it: %zu of %zu values", changed, 3 * F);
+                    printf("\n");
+                    g_checks++;
+                    g_failures += !ok;
                 }
-                /* the device's opaque highlights are the plate's own values (its gamut), premultiplied */
-                size_t n = 0, at_plate = 0;
-                for (size_t i = 0; i < F && !tile; i++) {
-                    const float a = ck_f16_to_f32(pd.processed[4 * i + 3]);
-                    const float mx = fmaxf(lin[3 * i], fmaxf(lin[3 * i + 1], lin[3 * i + 2]));
-                    if (a < 0.9995f || mx < 1.25f) continue;
-                    n++;
-                    float src[3] = {enc[3 * i], enc[3 * i + 1], enc[3 * i + 2]};
-                    ck_colorspace_decode((ck_colorspace)cs, src, 1);
-                    int same = 1;
-                    for (int c = 0; c < 3; c++)
-                        same &= fabsf(ck_f16_to_f32(pd.processed[4 * i + c]) - src[c] * a) <= 2e-3f * fmaxf(1.0f, fabsf(src[c]));
-                    at_plate += same;
-                }
-                const int ok = um <= 2 && uf <= 2 && dp <= 2e-3 && da <= 2e-3 && (tile || (n >= 5 && at_plate == n));
-                printf("%s %-14s tile %2d: device vs host: Matte %d ulps, FG %d ulps, Processed %.2g, alpha %.2g; "
-                       "%zu opaque highlights, %zu at the plate's value\n",
-                       ok ? "ok" : "NOT OK", ck_colorspace_name((ck_colorspace)cs), tile, um, uf, dp, da, n, at_plate);
-                g_checks++;
-                g_failures += !ok;
+                ck_passes_free(dev, &pd);
+                ck_passes_free(host, &ph);
+                ck_ctx_free(dev);
+                ck_ctx_free(host);
             }
-            ck_passes_free(dev, &pd);
-            ck_passes_free(host, &ph);
-            ck_ctx_free(dev);
-            ck_ctx_free(host);
-        }
+    free(fg_off);
     free(lin), free(enc);
     ck_plate_free(&pl);
     return test_summary();

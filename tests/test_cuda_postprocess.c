@@ -5,11 +5,15 @@
  * Frames: model size, upscaled, downscaled, one axis of the model size, 1-pixel-wide and -high, and one
  * large enough for many blocks per row; despeckle on/off with area thresholds that keep some islands
  * and remove others (islands of many sizes, touching diagonally, on the borders, alpha straddling 0.5),
- * despill 0 / 0.3 / 0.5 / 1, comp on/off, values slightly outside [0, 1].
+ * despill 0 / 0.3 / 0.5 / 1, comp on/off, values slightly outside [0, 1]; the fg un-mixed from a plate
+ * (ck_fg_unmix, sRGB plate: the soft background's stripes below alpha 0.02 are its screen) with and without a
+ * resize and the despeckle.
  *
  * Pass rule: raw alpha and fg halves and the despeckled alpha (processed channel 3) bit-identical;
  * processed RGB halves within 1 half-ulp on at most 0.1% of the values, comp bytes within ±1 on at most
- * 0.1% (at least one value either way; the device's powf may differ from glibc's by an ulp). Each frame
+ * 0.1% (at least one value either way; the device's powf may differ from glibc's by an ulp); with the
+ * un-mixing (which decodes and encodes the plate with powf) the fg halves too, and the un-mixing must change
+ * at least 5 % of the fg values. Each frame
  * runs twice and must repeat to the bit (the component labelling is concurrent). Outputs and scratch
  * carry guard bytes that must survive, and outputs start as 0xFF so that an element never written
  * fails. Two frames take the exact area of one of their components as the threshold (`>=` itself).
@@ -18,6 +22,7 @@
 #include "core/tensor.h"
 #include "harness.h"
 #include "cuda_test.h"
+#include "frame/colorspace.h"
 #include "frame/frame_ops.h"
 
 #include <math.h>
@@ -33,7 +38,22 @@ typedef struct pcase {
     int   despeckle, despeckle_size;
     float despill;
     int   comp;
+    int   unmix; /* fg un-mixed from a plate (sRGB) */
 } pcase;
+
+/* The plate (h, w, 3), sRGB-encoded: smooth colours, some above 1. */
+static float *synth_plate(int w, int h) {
+    float *p = malloc(sizeof(float) * 3 * (size_t)w * h);
+    CK_ASSERT(p);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            float *q = p + ((size_t)y * w + x) * 3;
+            q[0]     = 0.3f + 0.25f * sinf(0.013f * x + 0.021f * y);
+            q[1]     = 0.65f + 0.4f * cosf(0.017f * y) * sinf(0.009f * x);
+            q[2]     = 0.2f + 0.15f * cosf(0.031f * x - 0.011f * y);
+        }
+    return p;
+}
 
 /* The PNG writer's 8-bit rule (io/image_png.c). */
 static uint8_t to_u8(float v) {
@@ -123,7 +143,8 @@ static int median_component_area(const pcase *c, const float *out) {
 }
 
 /* Host path: ck_result_finish's steps, stored as the writers store them. */
-static void host_path(const pcase *c, const float *out, uint16_t *ha, uint16_t *hf, uint16_t *hp, uint8_t *hc) {
+static void host_path(const pcase *c, const float *out, const float *plate, uint16_t *ha, uint16_t *hf, uint16_t *hp,
+                      uint8_t *hc) {
     const int    S = c->S, w = c->w, h = c->h;
     const size_t m = (size_t)S * S, n = (size_t)w * h;
     float       *a = malloc(sizeof(float) * m), *f = malloc(sizeof(float) * m * 3);
@@ -139,9 +160,20 @@ static void host_path(const pcase *c, const float *out, uint16_t *ha, uint16_t *
         ck_resize_lanczos4(A, w, h, a, S, S, 1);
         ck_resize_lanczos4(F, w, h, f, S, S, 3);
     }
+    if (c->unmix) {
+        float *before = malloc(sizeof(float) * n * 3);
+        CK_ASSERT(before);
+        memcpy(before, F, sizeof(float) * n * 3);
+        CHECK(ck_fg_unmix(F, A, plate, CK_CS_SRGB, w, h, CK_UNMIX_ALPHA_LO) == CK_OK);
+        size_t changed = 0;
+        for (size_t i = 0; i < 3 * n; i++) changed += ck_f32_to_f16(before[i]) != ck_f32_to_f16(F[i]);
+        printf("       the un-mixing changes %zu of %zu fg values\n", changed, 3 * n);
+        CHECK_MSG(changed >= 3 * n / 20, "the un-mixing is not exercised (%zu of %zu fg values)", changed, 3 * n);
+        free(before);
+    }
     float *P = malloc(sizeof(float) * n * 4), *C = c->comp ? malloc(sizeof(float) * n * 3) : NULL;
     CK_ASSERT(P && (!c->comp || C));
-    ck_post_params pp = {c->despill, c->despeckle, c->despeckle_size, c->comp};
+    ck_post_params pp = {c->despill, c->despeckle, c->despeckle_size, c->comp, c->unmix ? CK_CS_SRGB : 0, NULL};
     CHECK(ck_postprocess(P, C, A, F, w, h, &pp) == CK_OK);
     for (size_t i = 0; i < n; i++) {
         ha[i] = ck_f32_to_f16(A[i]);
@@ -185,7 +217,7 @@ typedef struct dev_out {
     int       guards_ok;
 } dev_out;
 
-static void device_path(ck_backend *be, const pcase *c, const float *out, dev_out *o) {
+static void device_path(ck_backend *be, const pcase *c, const float *out, const float *plate, dev_out *o) {
     const int    S = c->S, w = c->w, h = c->h;
     const size_t n = (size_t)w * h;
     int32_t     *ix = malloc(sizeof(int32_t) * 8 * w), *iy = malloc(sizeof(int32_t) * 8 * h);
@@ -206,6 +238,12 @@ static void device_path(ck_backend *be, const pcase *c, const float *out, dev_ou
     void        *d_a = dev_buf(be, 2 * n, 0xFF), *d_f = dev_buf(be, 6 * n, 0xFF), *d_p = dev_buf(be, 8 * n, 0xFF);
     void        *d_c = c->comp ? dev_buf(be, 3 * n, 0xFF) : NULL;
     void        *d_s = dev_buf(be, scratch_bytes, 0x5A);
+    void        *d_plate = NULL;
+    if (c->unmix) {
+        d_plate = be->alloc(be, sizeof(float) * 3 * n);
+        CK_ASSERT(d_plate);
+        be->upload(be, d_plate, plate, sizeof(float) * 3 * n);
+    }
 
     ck_postprocess_args args = {0};
     args.out                 = d_out;
@@ -216,6 +254,10 @@ static void device_path(ck_backend *be, const pcase *c, const float *out, dev_ou
     args.despeckle_size = c->despeckle_size;
     args.alpha = d_a, args.fg = d_f, args.processed = d_p, args.comp = d_c;
     args.scratch = d_s;
+    if (c->unmix) {
+        ck_colorspace_post(CK_CS_SRGB, &args.cs);
+        args.unmix_plate = d_plate, args.unmix_lo = CK_UNMIX_ALPHA_LO;
+    }
     be->ext.postprocess(be, &args);
     be->synchronize(be);
 
@@ -226,7 +268,7 @@ static void device_path(ck_backend *be, const pcase *c, const float *out, dev_ou
     ok &= dev_fetch(be, NULL, d_s, scratch_bytes);
     o->guards_ok = ok;
 
-    void *bufs[] = {d_out, d_ix, d_wx, d_iy, d_wy, d_a, d_f, d_p, d_c, d_s};
+    void *bufs[] = {d_out, d_ix, d_wx, d_iy, d_wy, d_a, d_f, d_p, d_c, d_s, d_plate};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) be->free(be, bufs[i]);
     free(ix), free(iy), free(wx), free(wy);
@@ -246,7 +288,11 @@ static void compare(const char *label, const pcase *c, const dev_out *g, const u
     const size_t n  = (size_t)c->w * c->h;
     const size_t da = count_diff16(g->a, ha, n), df = count_diff16(g->f, hf, 3 * n);
     size_t       dp = 0, dp_alpha = 0;
-    int          max_ulp = 0;
+    int          max_ulp = 0, max_ulp_fg = 0;
+    for (size_t i = 0; i < 3 * n; i++) {
+        const int u = abs(half_ord(g->f[i]) - half_ord(hf[i]));
+        if (u > max_ulp_fg) max_ulp_fg = u;
+    }
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < 4; k++) {
             const uint16_t x = g->p[i * 4 + k], y = hp[i * 4 + k];
@@ -266,14 +312,15 @@ static void compare(const char *label, const pcase *c, const dev_out *g, const u
         }
     /* 0.1% of the values, at least one (a frame of 150 values may hold one powf-sensitive value) */
     const double lim = 0.001 * (double)(3 * n) > 1.0 ? 0.001 * (double)(3 * n) : 1.0;
-    const int    ok  = da == 0 && df == 0 && dp_alpha == 0 && max_ulp <= 1 && dp <= lim && max_dc <= 1 && dc <= lim &&
+    const int    fg_ok = c->unmix ? max_ulp_fg <= 1 && df <= lim : df == 0;
+    const int    ok = da == 0 && fg_ok && dp_alpha == 0 && max_ulp <= 1 && dp <= lim && max_dc <= 1 && dc <= lim &&
                    g->guards_ok;
     printf("%-6s %-44s alpha %zu, fg %zu, proc.alpha %zu differ; proc.rgb %zu/%zu differ (max %d ulp); comp %zu/%zu "
            "differ (max %d)%s\n",
            ok ? "OK" : "NOT OK", label, da, df, dp_alpha, dp, 3 * n, max_ulp, dc, c->comp ? 3 * n : 0, max_dc,
            g->guards_ok ? "" : "; GUARD BYTES OVERWRITTEN");
     CHECK_MSG(da == 0, "%s: raw alpha halves differ", label);
-    CHECK_MSG(df == 0, "%s: raw fg halves differ", label);
+    CHECK_MSG(fg_ok, "%s: raw fg halves differ (%zu, max %d ulp)", label, df, max_ulp_fg);
     CHECK_MSG(dp_alpha == 0, "%s: despeckled alpha differs", label);
     CHECK_MSG(max_ulp <= 1 && dp <= lim, "%s: processed RGB beyond 1 ulp or on more than 0.1%%", label);
     CHECK_MSG(max_dc <= 1 && dc <= lim, "%s: comp beyond ±1 or on more than 0.1%%", label);
@@ -288,19 +335,22 @@ int main(void) {
     printf("scratch at S=2048, 3840x2160: %zu bytes\n", be->ext.postprocess_scratch_bytes(2048, 2048, 3840, 2160));
 
     const pcase cases[] = {
-        {128, 128, 128, 1, 40, 1.0f, 1},   /* model size: no resize */
-        {128, 300, 200, 1, 150, 0.5f, 1},  /* upscale */
-        {128, 300, 200, 0, 400, 0.0f, 0},  /* no despeckle, no despill, no comp */
-        {128, 97, 61, 1, 30, 0.5f, 1},     /* downscale */
-        {128, 128, 77, 1, 60, 1.0f, 1},    /* width of the model size */
-        {128, 333, 128, 1, 100, 0.3f, 0},  /* height of the model size */
-        {128, 1000, 700, 1, 400, 0.5f, 1}, /* many blocks per row */
-        {128, 1000, 700, 0, 400, 1.0f, 1},
-        {64, 1, 50, 1, 3, 0.5f, 1},        /* 1-pixel-wide: 1-tap blur along x */
-        {64, 50, 1, 1, 3, 0.0f, 1},        /* 1-pixel-high */
-        {256, 199, 403, 1, 60, 1.0f, 1},   /* downscale in x, upscale in y */
-        {128, 300, 200, 1, -1, 0.5f, 1},   /* threshold = a component's exact area */
-        {128, 1000, 700, 1, -1, 0.0f, 0},
+        {128, 128, 128, 1, 40, 1.0f, 1, 0},   /* model size: no resize */
+        {128, 300, 200, 1, 150, 0.5f, 1, 0},  /* upscale */
+        {128, 300, 200, 0, 400, 0.0f, 0, 0},  /* no despeckle, no despill, no comp */
+        {128, 97, 61, 1, 30, 0.5f, 1, 0},     /* downscale */
+        {128, 128, 77, 1, 60, 1.0f, 1, 0},    /* width of the model size */
+        {128, 333, 128, 1, 100, 0.3f, 0, 0},  /* height of the model size */
+        {128, 1000, 700, 1, 400, 0.5f, 1, 0}, /* many blocks per row */
+        {128, 1000, 700, 0, 400, 1.0f, 1, 0},
+        {64, 1, 50, 1, 3, 0.5f, 1, 0},        /* 1-pixel-wide: 1-tap blur along x */
+        {64, 50, 1, 1, 3, 0.0f, 1, 0},        /* 1-pixel-high */
+        {256, 199, 403, 1, 60, 1.0f, 1, 0},   /* downscale in x, upscale in y */
+        {128, 300, 200, 1, -1, 0.5f, 1, 0},   /* threshold = a component's exact area */
+        {128, 1000, 700, 1, -1, 0.0f, 0, 0},
+        {128, 128, 128, 0, 40, 0.0f, 1, 1},  /* un-mixed: no resize */
+        {128, 300, 200, 1, 150, 0.5f, 1, 1}, /* un-mixed after the resize, despeckled */
+        {128, 1000, 700, 1, 400, 1.0f, 0, 1},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         pcase        cc = cases[ci];
@@ -317,13 +367,15 @@ int main(void) {
         }
         synth(out, c->S, (int)ci);
         if (cc.despeckle_size < 0) cc.despeckle_size = median_component_area(c, out);
-        host_path(c, out, ha, hf, hp, hc);
-        device_path(be, c, out, &g[0]);
-        device_path(be, c, out, &g[1]);
+        float *plate = c->unmix ? synth_plate(c->w, c->h) : NULL;
+        host_path(c, out, plate, ha, hf, hp, hc);
+        device_path(be, c, out, plate, &g[0]);
+        device_path(be, c, out, plate, &g[1]);
+        free(plate);
 
         char label[96];
-        snprintf(label, sizeof label, "S=%d %dx%d despeckle=%d/%d despill=%.1f comp=%d", c->S, c->w, c->h,
-                 c->despeckle, c->despeckle_size, c->despill, c->comp);
+        snprintf(label, sizeof label, "S=%d %dx%d despeckle=%d/%d despill=%.1f comp=%d%s", c->S, c->w, c->h,
+                 c->despeckle, c->despeckle_size, c->despill, c->comp, c->unmix ? " un-mixed" : "");
         compare(label, c, &g[0], ha, hf, hp, hc);
 
         /* the run must repeat to the bit */

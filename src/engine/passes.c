@@ -155,8 +155,7 @@ ck_status ck_passes_from_result(const ck_result *res, ck_passes *out) {
 
 /* Tiled contexts too: plates smaller than a tile are then keyed on the host inside ck_key_passes. */
 int ck_ctx_postprocess_on_device(const ck_ctx *ctx) {
-    /* the fg un-mixing (fg_unmix) runs on the host only */
-    return ctx && ctx->be->ext.postprocess && ctx->params.gpu_postprocess != 0 && ctx->params.fg_unmix <= 0 &&
+    return ctx && ctx->be->ext.postprocess && ctx->params.gpu_postprocess != 0 &&
            (ctx->params.tile <= 0 || (ctx->be->ext.tile_blend && ctx->params.gpu_preprocess != 0));
 }
 
@@ -258,7 +257,7 @@ static ck_status download_for_chunks(ck_ctx *ctx, ck_passes *out) {
 }
 
 /* Lays out the device regions for frames of w × h from a source of sw × sh (once per frame size and
- * source): passes | taps | plate (keep_highlights: (h, w, 3) float32) | scratch, in the larger of the activation arena's two gaps around `live`
+ * source): passes | taps | plate (keep_highlights, fg_unmix: (h, w, 3) float32) | scratch, in the larger of the activation arena's two gaps around `live`
  * (the network outputs still to be post-processed; NULL when nothing in the arena is live: the whole
  * arena is free) when they fit, else in post_dev; and the host copy of the tap tables. */
 static ck_status gpu_postprocess_setup(ck_ctx *ctx, int sw, int sh, int w, int h, int comp, const ck_tensor *live) {
@@ -298,7 +297,8 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int sw, int sh, int w, int h
         ctx->enc_seg_off_host = so;
     }
     const size_t scratch = post_scratch > enc ? post_scratch : enc;
-    const size_t plate   = ctx->params.keep_highlights ? align256(sizeof(float) * 3 * (size_t)w * h) : 0;
+    const int    plate_on = ctx->params.keep_highlights || ctx->params.fg_unmix > 0;
+    const size_t plate    = plate_on ? align256(sizeof(float) * 3 * (size_t)w * h) : 0;
     const size_t total   = passes + taps + plate + scratch;
 
     uint8_t     *arena = ctx->act_block, *out = live ? live->data : arena;
@@ -340,7 +340,9 @@ static ck_status gpu_postprocess_setup(ck_ctx *ctx, int sw, int sh, int w, int h
     a->fg        = (uint16_t *)(base + poff[1]);
     a->processed = (uint16_t *)(base + poff[2]);
     a->comp      = comp ? base + poff[3] : NULL;
-    a->plate     = plate ? (const float *)(base + passes + taps) : NULL;
+    a->plate       = ctx->params.keep_highlights ? (const float *)(base + passes + taps) : NULL;
+    a->unmix_plate = ctx->params.fg_unmix > 0 ? (const float *)(base + passes + taps) : NULL;
+    a->unmix_lo    = CK_UNMIX_ALPHA_LO;
     a->scratch   = base + passes + taps + plate;
     uint8_t *e   = base + passes + taps + plate;
     ctx->enc_n   = encode ? n : 0, ctx->enc_chunks = chunks, ctx->enc_lines = lines;
@@ -409,7 +411,8 @@ static ck_status post_on_device(ck_ctx *ctx, const float *src, int sw, int sh, i
     a->despeckle           = p->despeckle;
     a->despeckle_size      = p->despeckle_size;
     ck_colorspace_post(p->colorspace, &a->cs); /* Processed in the plate's gamut */
-    if (a->plate) be->upload(be, (void *)a->plate, rgb->data, sizeof(float) * 3 * (size_t)w * h);
+    const float *plate = a->plate ? a->plate : a->unmix_plate; /* one upload serves both */
+    if (plate) be->upload(be, (void *)plate, rgb->data, sizeof(float) * 3 * (size_t)w * h);
     be->upload(be, ctx->post_taps_dev, ctx->post_taps, ctx->post_taps_bytes);
     be->ext.postprocess(be, a);
     out->exr_chunks = 0;

@@ -70,6 +70,9 @@ typedef struct ck_postprocess_args {
     void          *scratch;     /* ext.postprocess_scratch_bytes(sw, sh, w, h) bytes, 256-byte aligned */
     ck_cs_post     cs;          /* Processed in the plate's gamut (frame/colorspace.h) */
     const float   *plate;       /* (h, w, 3) float32 the plate as given (keep_highlights); NULL = off */
+    const float   *unmix_plate; /* (h, w, 3) float32 the plate as given: fg un-mixed from it (frame_ops.h
+                                   ck_fg_unmix, colour space cs.colorspace, alpha above unmix_lo); NULL = off */
+    float          unmix_lo;
 } ck_postprocess_args;
 
 /* zlib streams (RFC 1950 + RFC 1951) of independent byte segments on the device ("gpu_encode": EXR

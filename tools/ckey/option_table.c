@@ -30,7 +30,7 @@ const ck_cmd_info ck_commands[CK_CMD_COUNT] = {
     [CK_CMD_CLIP] = {"clip", sizeof(key_opts), offsetof(key_opts, p), -1, 1, -1,
                      "inputs,sequences,video,output,model,post-processing,execution", 1},
     [CK_CMD_BENCH] = {"bench", sizeof(bench_opts), offsetof(bench_opts, p), -1, 0, -1,
-                      "model,single configuration,execution,sweeps,scaling", 1},
+                      "model,single configuration,post-processing,execution,sweeps,scaling", 1},
     [CK_CMD_QUALITY] = {"quality", sizeof(quality_opts), offsetof(quality_opts, base), offsetof(quality_opts, set), 0,
                         -1, "inputs,plates,model,post-processing,execution,output", 0},
     [CK_CMD_PLATES] = {"plates", sizeof(plates_opts), -1, offsetof(plates_opts, set), 0, -1, "output,plates", 0},
@@ -237,11 +237,11 @@ const ck_opt ck_options[] = {
      .help = "Processed keeps the plate's scene-linear values above 1.0 where the matte is opaque (the network's "
              "foreground stops near 1.0): weight clamp((alpha-0.98)/0.019, 0, 1) * clamp((max(R,G,B)-1)/0.25, 0, 1) "
              "(R, G, B: the plate in linear Rec.709) of the plate's own value; default off"},
-    {.name = "fg-unmix", .kind = CK_OPT_TOGGLE, .cmds = KC | QUAL | SV, .group = "post-processing", PARAM(fg_unmix),
+    {.name = "fg-unmix", .kind = CK_OPT_TOGGLE, .cmds = KC | QUAL | SV | BENCH, .group = "post-processing", PARAM(fg_unmix),
      .help = "un-mix the foreground from the plate where the matte is above 0.1: F = (I - (1 - alpha) * B) / alpha in "
              "linear light, B the screen estimated from the pixels the matte calls screen, blended in up to alpha "
              "0.25 (the compositing equation solved for F). Default: on with the built-in keyer, off with any other "
-             "checkpoint; with it, post-processing runs on the host"},
+             "checkpoint"},
     {.name = "device", .kind = CK_OPT_ENUM, .cmds = KC | BENCH | QUAL | SV, .group = "execution", .names = DEVICES,
      PARAM(device), .help = "where the network runs (default auto: CUDA when available, else CPU)"},
     {.name = "threads", INT(1, 4096), .cmds = KC | BENCH | QUAL | SV, .group = "execution", .arg = "N", PARAM(threads),
@@ -263,7 +263,7 @@ const ck_opt ck_options[] = {
     {.name = "readers", INT(1, 64), .cmds = KC, .group = "execution", .arg = "N", OWN(key_opts, readers),
      .help = "threads that decode frames of a sequence ahead of the network, {range} (default: three eighths of the "
              "cores, 1 to 16; a video is decoded by one)"},
-    {.name = "gpu-postprocess", .kind = CK_OPT_TOGGLE, .cmds = KC, .group = "execution", PARAM(gpu_postprocess),
+    {.name = "gpu-postprocess", .kind = CK_OPT_TOGGLE, .cmds = KC | BENCH, .group = "execution", PARAM(gpu_postprocess),
      .help = "CUDA: resize back and post-process on the device (default; it downloads only the passes as stored); "
              "--no-gpu-postprocess does it on the host (same values)"},
     {.name = "gpu-encode", .kind = CK_OPT_TOGGLE, .cmds = KC, .group = "execution", PARAM(gpu_encode),

@@ -24,23 +24,32 @@
  *                         the ellipse half-width of dy (the host's two-step formulation)
  *        pp_blur_h        11-tap Gaussian along x on the 0/255 image, exact in 16 bits
  *      the vertical 11-tap pass (32-bit sum rounded once, reflect-101) runs inside kernel 3.
- *   3. pp_colour: raw alpha and fg to half; alpha·blurred/255, despill, sRGB→linear, premultiply,
+ *   0. fg un-mixing (a->unmix_plate, after the resize): pp_unmix_cells, one thread per 16 × 16 cell summing its
+ *      screen pixels in the host's order (so the sums are the host's bits), pp_unmix_est, one thread per cell
+ *      taking the nearest box that holds screen (direct sums over the cells; the host uses a summed-area table,
+ *      equal to the last bits of a double); the blend itself runs per pixel inside kernel 3
+ *      (frame/unmix_px.h, shared with the host).
+ *   3. pp_colour: raw alpha and fg (un-mixed, when asked) to half; alpha·blurred/255, despill, sRGB→linear, premultiply,
  *      processed RGBA to half; checkerboard comp, linear→sRGB, uint8(clip(v,0,1)·255) truncated.
  *      Processed in the plate's gamut and its highlights (a->cs, a->plate) through colorspace.h's
  *      ck_cs_processed_px, as the host; the comp stays the Rec.709 preview.
- *      powf is the device's (it may differ from glibc's by an ulp; everything else is exact).
+ *      powf is the device's (it may differ from glibc's by an ulp; everything else is exact: this file is
+ *      compiled with --fmad=false, so the shared host/device formulas round as the host's do).
  *
  * Scratch (ck_postprocess_cuda_scratch_bytes; N = w·h, every buffer 256-byte aligned):
  *   region A: tmp (sh, w, 4) float32 during the resize; then labels (h, w) int32, area (h, w) int32,
  *             kept mask (h, w) uint8 (later the dilated mask) and row distances (h, w) uint8 during the
  *             despeckle, hsum (h, w) uint16 over the labels for the blur:  max(16·sh·w, 10·N) bytes
  *   region B: res (h, w, 4) float32 resized alpha, fg R, G, B (absent without a resize):  16·N bytes
+ *   region C: the un-mixing's cells (gh, gw, 4) double and est (gh, gw, 5) float (unmix_px.h; gw, gh = w, h
+ *             over 16 rounded up): 52 bytes a cell, reserved whether or not a frame un-mixes
  * At S = 2048 and a 3840×2160 frame: 125,829,120 + 132,710,400 = 258,539,520 bytes (246.6 MiB).
  */
 #include "ops/cuda/common.cuh"
 
 extern "C" {
 #include "frame/frame_ops.h"
+#include "frame/unmix_px.h"
 }
 
 enum { PP_DIL = 25, PP_BLUR = 5, PP_KB = 2 * PP_BLUR + 1, PP_THREADS = 256 };
@@ -60,6 +69,8 @@ typedef struct pp_layout {
     size_t tmp;                            /* region A during the resize */
     size_t labels, area, keep, dist, hsum; /* region A during the despeckle (hsum over labels) */
     size_t res;                            /* region B */
+    size_t cells, est;                     /* region C */
+    int    gw, gh;                         /* the un-mixing's cell grid */
     size_t total;
 } pp_layout;
 
@@ -74,7 +85,12 @@ static pp_layout pp_plan(int sw, int sh, int w, int h) {
     const size_t despeckle_b = L.dist + pp_align(N);
     const size_t tmp_b       = resize ? pp_align((size_t)sh * w * 4 * sizeof(float)) : 0;
     L.res                    = tmp_b > despeckle_b ? tmp_b : despeckle_b;
-    L.total                  = L.res + (resize ? pp_align(N * 4 * sizeof(float)) : 0);
+    L.gw                     = (w + CK_UNMIX_CELL - 1) / CK_UNMIX_CELL;
+    L.gh                     = (h + CK_UNMIX_CELL - 1) / CK_UNMIX_CELL;
+    const size_t cells       = (size_t)L.gw * L.gh;
+    L.cells                  = L.res + (resize ? pp_align(N * 4 * sizeof(float)) : 0);
+    L.est                    = L.cells + pp_align(cells * 4 * sizeof(double));
+    L.total                  = L.est + pp_align(cells * 5 * sizeof(float));
     return L;
 }
 
@@ -397,6 +413,45 @@ __device__ __forceinline__ float pp_linear_to_srgb(float x) {
     return __fsub_rn(__fmul_rn(1.055f, powf(x, (float)(1.0 / 2.4))), 0.055f);
 }
 
+/* ---- 0. fg un-mixing: the screen estimate (frame/unmix_px.h) ---- */
+
+/* cells (gh, gw, 4): one thread per cell, its screen pixels summed in row-major order as the host does. */
+__global__ void pp_unmix_cells(double *__restrict__ cells, const float4 *__restrict__ res,
+                               const float *__restrict__ plate, int w, int h, int gw, int gh, ck_cs_post cs) {
+    CK_GRID_STRIDE(c, (int64_t)gw * gh) {
+        const int cx = (int)(c % gw), cy = (int)(c / gw);
+        double    s0 = 0.0, s1 = 0.0, s2 = 0.0, n = 0.0;
+        for (int y = cy * CK_UNMIX_CELL; y < (cy + 1) * CK_UNMIX_CELL && y < h; y++)
+            for (int x = cx * CK_UNMIX_CELL; x < (cx + 1) * CK_UNMIX_CELL && x < w; x++) {
+                const int64_t i = (int64_t)y * w + x;
+                if (!(res[i].x < CK_UNMIX_SCREEN_ALPHA)) continue; /* NaN alpha is not screen */
+                float lin[3];
+                ck_cs_plate_px(cs.colorspace, cs.to_working, plate + 3 * i, lin);
+                s0 += lin[0], s1 += lin[1], s2 += lin[2], n += 1.0;
+            }
+        double *o = cells + c * 4;
+        o[0] = s0, o[1] = s1, o[2] = s2, o[3] = n;
+    }
+}
+
+/* est (gh, gw, 5): one thread per cell, the nearest box that holds screen. */
+__global__ void pp_unmix_est(float *__restrict__ est, const double *__restrict__ cells, int gw, int gh) {
+    CK_GRID_STRIDE(c, (int64_t)gw * gh) {
+        const int cx = (int)(c % gw), cy = (int)(c / gw);
+        float    *e  = est + c * 5;
+        e[0] = e[1] = e[2] = e[3] = e[4] = 0.0f;
+        for (int r = 0; r < CK_UNMIX_RADII; r++) {
+            int    y0, y1, x0, x1;
+            double sum[4] = {0.0, 0.0, 0.0, 0.0};
+            ck_unmix_box(r, cx, cy, gw, gh, &y0, &y1, &x0, &x1);
+            for (int yy = y0; yy < y1; yy++)
+                for (int xx = x0; xx < x1; xx++)
+                    for (int k = 0; k < 4; k++) sum[k] += cells[((int64_t)yy * gw + xx) * 4 + k];
+            if (ck_unmix_take(sum, r, e)) break;
+        }
+    }
+}
+
 /* despill_px ("average"); keep = (float)(1 - (double)s), computed on the host. */
 __device__ __forceinline__ void pp_despill(float *p, float s, float keep) {
     const float r = p[0], g = p[1], b = p[2];
@@ -419,12 +474,18 @@ __device__ __forceinline__ void pp_despill(float *p, float s, float keep) {
 __global__ void pp_colour(const float4 *__restrict__ res, const uint16_t *__restrict__ hsum, int w, int h,
                           pp_consts c, float s, float keep, float bg0, float bg1, uint16_t *__restrict__ alpha_o,
                           uint16_t *__restrict__ fg_o, uint16_t *__restrict__ proc, uint8_t *__restrict__ comp,
-                          ck_cs_post cs, const float *__restrict__ plate) {
+                          ck_cs_post cs, const float *__restrict__ plate, const float *__restrict__ est,
+                          const float *__restrict__ uplate, int gw, int gh, float unmix_lo) {
     const int recolour = cs.gamut || plate != NULL;
     const int ry = c.ny / 2;
     CK_GRID_STRIDE(i, (int64_t)w * h) {
         const int64_t x = i % w, y = i / w;
-        const float4  v = res[i];
+        float4        v = res[i];
+        if (est) {
+            float f[3] = {v.y, v.z, v.w};
+            ck_unmix_px(est, gw, gh, (int)x, (int)y, v.x, uplate + i * 3, &cs, unmix_lo, f);
+            v.y = f[0], v.z = f[1], v.w = f[2];
+        }
         alpha_o[i]      = pp_half(v.x);
         fg_o[i * 3 + 0] = pp_half(v.y), fg_o[i * 3 + 1] = pp_half(v.z), fg_o[i * 3 + 2] = pp_half(v.w);
 
@@ -501,6 +562,18 @@ extern "C" void ck_postprocess_cuda(ck_backend *be, const ck_postprocess_args *a
         res = rb;
     }
 
+    float *est = NULL;
+    if (a->unmix_plate) {
+        CK_ASSERT(a->unmix_lo > 0.0f && a->unmix_lo < 1.0f);
+        double        *cells = (double *)(base + L.cells);
+        const unsigned cgrid = ck_grid_for(cu, (int64_t)L.gw * L.gh, 128);
+        est                  = (float *)(base + L.est);
+        pp_unmix_cells<<<cgrid, 128, 0, cu->stream>>>(cells, res, a->unmix_plate, w, h, L.gw, L.gh, a->cs);
+        CK_KERNEL_CHECK(cu);
+        pp_unmix_est<<<cgrid, 128, 0, cu->stream>>>(est, cells, L.gw, L.gh);
+        CK_KERNEL_CHECK(cu);
+    }
+
     pp_consts c;
     pp_make_consts(&c, w, h);
     const uint16_t *hsum = NULL;
@@ -538,6 +611,7 @@ extern "C" void ck_postprocess_cuda(ck_backend *be, const ck_postprocess_args *a
     const float bg0 = ck_srgb_to_linear(0.15f), bg1 = ck_srgb_to_linear(0.55f);
     const float s = a->despill, keep_s = (float)(1.0 - (double)s);
     pp_colour<<<grid, PP_THREADS, 0, cu->stream>>>(res, hsum, w, h, c, s, keep_s, bg0, bg1, a->alpha, a->fg,
-                                                   a->processed, a->comp, a->cs, a->plate);
+                                                   a->processed, a->comp, a->cs, a->plate, est, a->unmix_plate,
+                                                   L.gw, L.gh, a->unmix_lo);
     CK_KERNEL_CHECK(cu);
 }
