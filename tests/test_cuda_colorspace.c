@@ -5,8 +5,10 @@
  * ck_postprocess), full frame and tiled (64-pixel tiles of a 200×150 plate: the device tiled path), with the
  * un-mixing off and on:
  *   Matte and FG halves within 2 half-ulps (the device's exp2f/powf differ from glibc's by an ulp, so
- *   the network's inputs may differ in their last bit); with the un-mixing, which divides by alpha, FG within
- *   4e-3; Processed within 2e-3 relative (a few half-ulps) and alpha within 2e-3;
+ *   the network's inputs may differ in their last bit); with the un-mixing, which divides by alpha (a 1-ulp
+ *   alpha at 0.25 moves F by up to 2e-3 in linear light, more in sRGB's dark end), FG within 1.5e-2 and 2e-4
+ *   on average (the kernels alone match the host to an ulp: test_cuda_postprocess); Processed within 2e-3
+ *   relative (a few half-ulps) and alpha within 2e-3;
  *   opaque pixels of a plate above 1.25 come out at the plate's own value (its gamut) on the device;
  *   the un-mixing changes at least 5 % of the device's FG values (so that it is exercised).
  * Skips (exit 77) without a CUDA device. */
@@ -88,14 +90,15 @@ int main(void) {
                 CHECK_MSG(ck_key_passes(host, &rgb, &hint, &ph) == CK_OK, "%s", ck_ctx_last_error(host));
                 if (pd.alpha && ph.alpha) {
                     int    um = 0, uf = 0;
-                    double dp = 0.0, da = 0.0, df = 0.0;
+                    double dp = 0.0, da = 0.0, df = 0.0, df_sum = 0.0;
                     size_t changed = 0;
                     for (size_t i = 0; i < F; i++) {
                         um = um > ulps(pd.alpha[i], ph.alpha[i]) ? um : ulps(pd.alpha[i], ph.alpha[i]);
                         for (int c = 0; c < 3; c++) {
                             const int u = ulps(pd.fg[3 * i + c], ph.fg[3 * i + c]);
                             uf          = uf > u ? uf : u;
-                            df = fmax(df, fabs(ck_f16_to_f32(pd.fg[3 * i + c]) - ck_f16_to_f32(ph.fg[3 * i + c])));
+                            const double d = fabs(ck_f16_to_f32(pd.fg[3 * i + c]) - ck_f16_to_f32(ph.fg[3 * i + c]));
+                            df = fmax(df, d), df_sum += d;
                             dp = fmax(dp, rel(pd.processed[4 * i + c], ph.processed[4 * i + c]));
                             if (unmix) changed += pd.fg[3 * i + c] != fg_off[3 * i + c];
                         }
@@ -116,12 +119,13 @@ int main(void) {
                             same &= fabsf(ck_f16_to_f32(pd.processed[4 * i + c]) - src[c] * a) <= 2e-3f * fmaxf(1.0f, fabsf(src[c]));
                         at_plate += same;
                     }
-                    const int fg_ok = unmix ? df <= 4e-3 && changed >= 3 * F / 20 : uf <= 2;
+                    const double df_mean = df_sum / (double)(3 * F);
+                    const int    fg_ok   = unmix ? df <= 1.5e-2 && df_mean <= 2e-4 && changed >= 3 * F / 20 : uf <= 2;
                     const int ok    = um <= 2 && fg_ok && dp <= 2e-3 && da <= 2e-3 && (tile || (n >= 5 && at_plate == n));
-                    printf("%s %-14s tile %2d, un-mixing %s: device vs host: Matte %d ulps, FG %d ulps (max %.2g), "
-                           "Processed %.2g, alpha %.2g; %zu opaque highlights, %zu at the plate's value",
+                    printf("%s %-14s tile %2d, un-mixing %s: device vs host: Matte %d ulps, FG %d ulps (max %.2g, "
+                           "mean %.2g), Processed %.2g, alpha %.2g; %zu opaque highlights, %zu at the plate's value",
                            ok ? "ok" : "NOT OK", ck_colorspace_name((ck_colorspace)cs), tile, unmix ? "on " : "off",
-                           um, uf, df, dp, da, n, at_plate);
+                           um, uf, df, df_mean, dp, da, n, at_plate);
                     if (unmix) printf("; FG changed by it: %zu of %zu values", changed, 3 * F);
                     printf("\n");
                     g_checks++;

@@ -26,8 +26,8 @@
  *      the vertical 11-tap pass (32-bit sum rounded once, reflect-101) runs inside kernel 3.
  *   0. fg un-mixing (a->unmix_plate, after the resize): pp_unmix_cells, one thread per 16 × 16 cell summing its
  *      screen pixels in the host's order (so the sums are the host's bits), pp_unmix_est, one thread per cell
- *      taking the nearest box that holds screen (direct sums over the cells; the host uses a summed-area table,
- *      equal to the last bits of a double); the blend itself runs per pixel inside kernel 3
+ *      taking the nearest box that holds screen (direct sums over the cells; the host's summed-area table agrees
+ *      to the last bits of a double, below float's); the blend itself runs per pixel inside kernel 3
  *      (frame/unmix_px.h, shared with the host).
  *   3. pp_colour: raw alpha and fg (un-mixed, when asked) to half; alpha·blurred/255, despill, sRGB→linear, premultiply,
  *      processed RGBA to half; checkerboard comp, linear→sRGB, uint8(clip(v,0,1)·255) truncated.
@@ -43,7 +43,7 @@
  *   region B: res (h, w, 4) float32 resized alpha, fg R, G, B (absent without a resize):  16·N bytes
  *   region C: the un-mixing's cells (gh, gw, 4) double and est (gh, gw, 5) float (unmix_px.h; gw, gh = w, h
  *             over 16 rounded up): 52 bytes a cell, reserved whether or not a frame un-mixes
- * At S = 2048 and a 3840×2160 frame: 125,829,120 + 132,710,400 = 258,539,520 bytes (246.6 MiB).
+ * At S = 2048 and a 3840×2160 frame: 125,829,120 + 132,710,400 + 1,036,800 + 648,192 = 260,224,512 bytes (248.2 MiB).
  */
 #include "ops/cuda/common.cuh"
 
