@@ -3,7 +3,7 @@
  * plate's gamut, with its highlights, and the fg un-mixed from the plate by frame/cuda/postprocess.cu; the plate
  * uploaded next to the passes) against the host path of the same engine (ck__ctx_working_plate, ck_fg_unmix,
  * ck_postprocess), full frame and tiled (64-pixel tiles of a 200×150 plate: the device tiled path), with the
- * un-mixing off and on:
+ * un-mixing off and on (its device path is opt-in: the test sets CK_UNMIX_DEVICE=1):
  *   Matte and FG halves within 2 half-ulps (the device's exp2f/powf differ from glibc's by an ulp, so
  *   the network's inputs may differ in their last bit); with the un-mixing, which divides by alpha (a 1-ulp
  *   alpha at 0.25 moves F by up to 2e-3 in linear light, more in sRGB's dark end), FG within 1.5e-2 and 2e-4
@@ -60,6 +60,7 @@ static double rel(uint16_t a, uint16_t b) {
 int main(void) {
     ck_backend *probe = cuda_backend_or_skip();
     if (!probe) return CK_TEST_SKIP;
+    setenv("CK_UNMIX_DEVICE", "1", 1); /* the un-mixing's device path (opt-in: passes.c) */
     probe->destroy(probe);
     ck_plate        pl;
     ck_plate_params pp = ck_plate_params_default();

@@ -153,9 +153,18 @@ ck_status ck_passes_from_result(const ck_result *res, ck_passes *out) {
     return CK_OK;
 }
 
+/* The fg un-mixing's device kernels (frame/cuda/postprocess.cu) are opt-in, CK_UNMIX_DEVICE=1, until they have
+ * run against the host on a GPU (test_cuda_postprocess, test_cuda_colorspace); without it a context that
+ * un-mixes post-processes on the host. */
+static int unmix_on_device(void) {
+    const char *e = getenv("CK_UNMIX_DEVICE");
+    return e && !strcmp(e, "1");
+}
+
 /* Tiled contexts too: plates smaller than a tile are then keyed on the host inside ck_key_passes. */
 int ck_ctx_postprocess_on_device(const ck_ctx *ctx) {
     return ctx && ctx->be->ext.postprocess && ctx->params.gpu_postprocess != 0 &&
+           (ctx->params.fg_unmix <= 0 || unmix_on_device()) &&
            (ctx->params.tile <= 0 || (ctx->be->ext.tile_blend && ctx->params.gpu_preprocess != 0));
 }
 

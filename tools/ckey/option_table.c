@@ -241,7 +241,7 @@ const ck_opt ck_options[] = {
      .help = "un-mix the foreground from the plate where the matte is above 0.1: F = (I - (1 - alpha) * B) / alpha in "
              "linear light, B the screen estimated from the pixels the matte calls screen, blended in up to alpha "
              "0.25 (the compositing equation solved for F). Default: on with the built-in keyer, off with any other "
-             "checkpoint"},
+             "checkpoint; with it, post-processing runs on the host"},
     {.name = "device", .kind = CK_OPT_ENUM, .cmds = KC | BENCH | QUAL | SV, .group = "execution", .names = DEVICES,
      PARAM(device), .help = "where the network runs (default auto: CUDA when available, else CPU)"},
     {.name = "threads", INT(1, 4096), .cmds = KC | BENCH | QUAL | SV, .group = "execution", .arg = "N", PARAM(threads),
