@@ -121,6 +121,32 @@ int main(void) {
     printf("       linear Rec.709 plate: max diff %.3g; ACEScg: %.3g\n", d_lin, d_cg);
     CHECK_MSG(d_lin < 1e-4 && d_cg < 1e-3, "colour spaces disagree: %.3g, %.3g", d_lin, d_cg);
 
+    /* one +Inf screen pixel in a linear plate (an EXR can hold one) is left out of the screen estimate: every fg
+     * value stays finite (with it in the sums, the summed-area table turned a third of the frame's fg to NaN),
+     * and the opaque pixels are still the plate */
+    {
+        float *inf_plate = malloc(sizeof(float) * W * H * 3);
+        CHECK(inf_plate != NULL);
+        if (inf_plate) {
+            memcpy(inf_plate, fr->lin, sizeof(float) * W * H * 3);
+            size_t at = 0; /* the first screen pixel */
+            while (at < (size_t)W * H && !(fr->alpha[at] < 0.02f)) at++;
+            CHECK(at < (size_t)W * H);
+            if (at < (size_t)W * H) inf_plate[3 * at + 1] = INFINITY;
+            run(inf_plate, CK_CS_LINEAR_REC709, fr, fg2);
+            size_t nonfinite = 0, opaque_off = 0;
+            for (size_t k = 0; k < (size_t)W * H * 3; k++) {
+                nonfinite += !isfinite(fg2[k]);
+                if (fr->alpha[k / 3] == 1.0f && fabsf(fg2[k] - fg[k]) > 1e-4f) opaque_off++;
+            }
+            printf("       a +Inf screen pixel in a linear plate: %zu non-finite fg values, %zu opaque values off\n",
+                   nonfinite, opaque_off);
+            CHECK_MSG(nonfinite == 0 && opaque_off == 0, "+Inf plate pixel: %zu non-finite, %zu opaque off", nonfinite,
+                      opaque_off);
+            free(inf_plate);
+        }
+    }
+
     /* no screen anywhere: nothing to un-mix against, fg untouched */
     for (size_t i = 0; i < (size_t)W * H; i++) fr->alpha[i] = fmaxf(fr->alpha[i], 0.5f);
     run(srgb, CK_CS_SRGB, fr, fg);

@@ -50,6 +50,7 @@ ck_status ck_fg_unmix(float *fg, const float *alpha, const float *plate, int col
                 if (!(alpha[i] < CK_UNMIX_SCREEN_ALPHA)) continue; /* NaN alpha is not screen */
                 float lin[3];
                 ck_cs_plate_px(cs.colorspace, cs.to_working, plate + 3 * i, lin);
+                if (!ck_unmix_counts(lin)) continue;
                 double *c = cells + ((size_t)cy * gw + x / CELL) * 4;
                 c[0] += lin[0], c[1] += lin[1], c[2] += lin[2], c[3] += 1.0;
             }

@@ -22,6 +22,13 @@ CK_CS_FN int ck_unmix_radius(int r) { return r == 0 ? 1 : r == 1 ? 4 : 16; }
 
 CK_CS_FN float ck_unmix_clamp01(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 
+/* A screen pixel's linear value lin (3; ck_cs_plate_px: never negative or NaN) counts in its cell's sums when
+ * finite: one +Inf in a linear plate would otherwise spoil every box that holds it (and, through the host's
+ * summed-area table, every box below and right of it). */
+CK_CS_FN int ck_unmix_counts(const float *lin) {
+    return lin[0] <= 3.402823466e38f && lin[1] <= 3.402823466e38f && lin[2] <= 3.402823466e38f;
+}
+
 /* The box of cells [*y0, *y1) × [*x0, *x1) within radius step r (0..2) of cell (cy, cx), clipped to the grid. */
 CK_CS_FN void ck_unmix_box(int r, int cx, int cy, int gw, int gh, int *y0, int *y1, int *x0, int *x1) {
     const int k = ck_unmix_radius(r);

@@ -427,6 +427,7 @@ __global__ void pp_unmix_cells(double *__restrict__ cells, const float4 *__restr
                 if (!(res[i].x < CK_UNMIX_SCREEN_ALPHA)) continue; /* NaN alpha is not screen */
                 float lin[3];
                 ck_cs_plate_px(cs.colorspace, cs.to_working, plate + 3 * i, lin);
+                if (!ck_unmix_counts(lin)) continue;
                 s0 += lin[0], s1 += lin[1], s2 += lin[2], n += 1.0;
             }
         double *o = cells + c * 4;
