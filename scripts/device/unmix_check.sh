@@ -7,7 +7,8 @@
 #      tiled, the un-mixing off and on);
 #   2. the built-in keyer's whole frame (ck_key_passes, every pass) at FRAMES (default 3840x2160): the un-mixing
 #      on the device (CK_UNMIX_DEVICE=1), on the host (=0, the default), and off.
-# (Batches, tiles and the side-by-side table: scripts/device/speed_suite.sh tiles peer.)
+# It builds in build/ with speed_suite.sh's options, so `scripts/device/unmix_check.sh && scripts/device/speed_suite.sh
+# tiles` (batches, tiles and whole frames; add `peer` for the side-by-side table) builds once.
 # Logs go to $OUT/unmix_check.tgz.
 set -u
 OUT=${OUT:-/tmp/ckey-out}; mkdir -p "$OUT"
@@ -19,15 +20,15 @@ if [ -f carry/deps.tar.xz ] || [ -d carry/deps ]; then
   export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null) date $(date -u +%FT%TZ)"
-cmake -S . -B build-unmix -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $deps > $OUT/cmake.log 2>&1
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $deps > $OUT/cmake.log 2>&1
 GT="${GT:-test_cuda_postprocess test_cuda_colorspace}"
-cmake --build build-unmix -j16 --target ckey $GT > $OUT/build.log 2>&1 || grep -E "error" $OUT/build.log | head
+cmake --build build -j16 --target ckey $GT > $OUT/build.log 2>&1 || grep -E "error" $OUT/build.log | head
 el built
-for t in $GT; do (cd build-unmix && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp timeout 150 ./tests/$t > $OUT/$t.log 2>&1; echo "$t rc=$?"); grep -E "^NOT OK|FAIL|PASS|SKIP" $OUT/$t.log | tail -4; done
+for t in $GT; do (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp timeout 150 ./tests/$t > $OUT/$t.log 2>&1; echo "$t rc=$?"); grep -E "^NOT OK|FAIL|PASS|SKIP" $OUT/$t.log | tail -4; done
 grep -E "^(ok|NOT OK)" $OUT/test_cuda_colorspace.log | cut -c1-200 | head -24
 grep -E "un-mix" $OUT/test_cuda_postprocess.log | cut -c1-220
 el tests
-B=build-unmix/ckey
+B=build/ckey
 frame() { # frame size, CK_UNMIX_DEVICE, further options
   echo "== builtin frame $1 CK_UNMIX_DEVICE=$2 ${*:3}"
   CK_UNMIX_DEVICE=$2 timeout 60 $B bench --checkpoint builtin --size 2048 --frame $1 --device cuda --precision fp16 \
