@@ -4,7 +4,8 @@
 # and OpenEXR from carry/deps.tar.xz as the other suites):  scripts/device/unmix_check.sh
 #   1. builds ckey and the GPU tests GT (default test_cuda_postprocess: the kernels on synthetic frames, one ulp
 #      from the host; test_cuda_colorspace: the engine end to end in five camera colour spaces, full frame and
-#      tiled, the un-mixing off and on);
+#      tiled, the un-mixing off and on; test_cuda_passes: the device post-processing and encoding of every other
+#      context, which the same file serves);
 #   2. the built-in keyer's whole frame (ck_key_passes, every pass) at FRAMES (default 3840x2160): the un-mixing
 #      on the device (CK_UNMIX_DEVICE=1), on the host (=0, the default), and off.
 # It builds in build/ with speed_suite.sh's options, so `scripts/device/unmix_check.sh && scripts/device/speed_suite.sh
@@ -21,7 +22,7 @@ if [ -f carry/deps.tar.xz ] || [ -d carry/deps ]; then
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null) date $(date -u +%FT%TZ)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $deps > $OUT/cmake.log 2>&1
-GT="${GT:-test_cuda_postprocess test_cuda_colorspace}"
+GT="${GT:-test_cuda_postprocess test_cuda_colorspace test_cuda_passes}"
 cmake --build build -j16 --target ckey $GT > $OUT/build.log 2>&1 || grep -E "error" $OUT/build.log | head
 el built
 for t in $GT; do (cd build && CK_FIXTURES=$PWD/../tests/fixtures CK_TMP=/tmp timeout 150 ./tests/$t > $OUT/$t.log 2>&1; echo "$t rc=$?"); grep -E "^NOT OK|FAIL|PASS|SKIP" $OUT/$t.log | tail -4; done
