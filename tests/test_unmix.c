@@ -122,8 +122,8 @@ int main(void) {
     CHECK_MSG(d_lin < 1e-4 && d_cg < 1e-3, "colour spaces disagree: %.3g, %.3g", d_lin, d_cg);
 
     /* one +Inf screen pixel in a linear plate (an EXR can hold one) is left out of the screen estimate: every fg
-     * value stays finite (with it in the sums, the summed-area table turned a third of the frame's fg to NaN),
-     * and the opaque pixels are still the plate */
+     * value stays finite (with it in the sums, every box holding it would turn NaN) and the opaque pixels are
+     * still the plate */
     {
         float *inf_plate = malloc(sizeof(float) * W * H * 3);
         CHECK(inf_plate != NULL);

@@ -23,8 +23,7 @@ CK_CS_FN int ck_unmix_radius(int r) { return r == 0 ? 1 : r == 1 ? 4 : 16; }
 CK_CS_FN float ck_unmix_clamp01(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 
 /* A screen pixel's linear value lin (3; ck_cs_plate_px: never negative or NaN) counts in its cell's sums when
- * finite: one +Inf in a linear plate would otherwise spoil every box that holds it (and, through the host's
- * summed-area table, every box below and right of it). */
+ * finite: one +Inf in a linear plate would otherwise spoil every box that holds it. */
 CK_CS_FN int ck_unmix_counts(const float *lin) {
     return lin[0] <= 3.402823466e38f && lin[1] <= 3.402823466e38f && lin[2] <= 3.402823466e38f;
 }
@@ -43,6 +42,39 @@ CK_CS_FN int ck_unmix_take(const double *sum, int r, float *e) {
     e[3] = 1.0f;
     e[4] = r < 2 ? 1.0f : 0.0f;
     return 1;
+}
+
+/* Cell (cx, cy)'s sums (4: linear R, G, B and the count) of its screen pixels, in row-major pixel order (so that
+ * both backends add in the same order). alpha (h, w) at alpha[i · astride] (1: a matte; 4: RGBA-like pixels),
+ * plate (h, w, 3) as given, in colour space cs->colorspace. */
+CK_CS_FN void ck_unmix_cell_sum(const float *alpha, int astride, const float *plate, int w, int h, int cx, int cy,
+                                const ck_cs_post *cs, double *out) {
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, n = 0.0;
+    for (int y = cy * CK_UNMIX_CELL; y < (cy + 1) * CK_UNMIX_CELL && y < h; y++)
+        for (int x = cx * CK_UNMIX_CELL; x < (cx + 1) * CK_UNMIX_CELL && x < w; x++) {
+            const long long i = (long long)y * w + x;
+            if (!(alpha[i * astride] < CK_UNMIX_SCREEN_ALPHA)) continue; /* NaN alpha is not screen */
+            float lin[3];
+            ck_cs_plate_px(cs->colorspace, cs->to_working, plate + 3 * i, lin);
+            if (!ck_unmix_counts(lin)) continue;
+            s0 += lin[0], s1 += lin[1], s2 += lin[2], n += 1.0;
+        }
+    out[0] = s0, out[1] = s1, out[2] = s2, out[3] = n;
+}
+
+/* Cell (cx, cy)'s estimate e (5) from cells (gh, gw, 4): the nearest box (radius 1, 4, then 16 cells) that holds
+ * screen, its cells summed directly in row-major order; all zero when none does. */
+CK_CS_FN void ck_unmix_cell_est(const double *cells, int gw, int gh, int cx, int cy, float *e) {
+    e[0] = e[1] = e[2] = e[3] = e[4] = 0.0f;
+    for (int r = 0; r < CK_UNMIX_RADII; r++) {
+        int    y0, y1, x0, x1;
+        double sum[4] = {0.0, 0.0, 0.0, 0.0};
+        ck_unmix_box(r, cx, cy, gw, gh, &y0, &y1, &x0, &x1);
+        for (int yy = y0; yy < y1; yy++)
+            for (int xx = x0; xx < x1; xx++)
+                for (int k = 0; k < 4; k++) sum[k] += cells[((long long)yy * gw + xx) * 4 + k];
+        if (ck_unmix_take(sum, r, e)) return;
+    }
 }
 
 /* The pixel (x, y)'s straight sRGB fg (3), in place: blended toward the un-mixed F with the weight of its alpha

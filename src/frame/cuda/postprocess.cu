@@ -25,10 +25,9 @@
  *        pp_blur_h        11-tap Gaussian along x on the 0/255 image, exact in 16 bits
  *      the vertical 11-tap pass (32-bit sum rounded once, reflect-101) runs inside kernel 3.
  *   0. fg un-mixing (a->unmix_plate, after the resize): pp_unmix_cells, one thread per 16 × 16 cell summing its
- *      screen pixels in the host's order (so the sums are the host's bits), pp_unmix_est, one thread per cell
- *      taking the nearest box that holds screen (direct sums over the cells; the host's summed-area table agrees
- *      to the last bits of a double, below float's); the blend itself runs per pixel inside kernel 3
- *      (frame/unmix_px.h, shared with the host).
+ *      screen pixels, pp_unmix_est, one thread per cell taking the nearest box that holds screen, both with the
+ *      host's functions (frame/unmix_px.h), so in the host's order; the blend itself runs per pixel inside
+ *      kernel 3.
  *   3. pp_colour: raw alpha and fg (un-mixed, when asked) to half; alpha·blurred/255, despill, sRGB→linear, premultiply,
  *      processed RGBA to half; checkerboard comp, linear→sRGB, uint8(clip(v,0,1)·255) truncated.
  *      Processed in the plate's gamut and its highlights (a->cs, a->plate) through colorspace.h's
@@ -415,42 +414,16 @@ __device__ __forceinline__ float pp_linear_to_srgb(float x) {
 
 /* ---- 0. fg un-mixing: the screen estimate (frame/unmix_px.h) ---- */
 
-/* cells (gh, gw, 4): one thread per cell, its screen pixels summed in row-major order as the host does. */
+/* cells (gh, gw, 4) and est (gh, gw, 5): one thread per cell, with the host's functions (unmix_px.h). */
 __global__ void pp_unmix_cells(double *__restrict__ cells, const float4 *__restrict__ res,
                                const float *__restrict__ plate, int w, int h, int gw, int gh, ck_cs_post cs) {
     CK_GRID_STRIDE(c, (int64_t)gw * gh) {
-        const int cx = (int)(c % gw), cy = (int)(c / gw);
-        double    s0 = 0.0, s1 = 0.0, s2 = 0.0, n = 0.0;
-        for (int y = cy * CK_UNMIX_CELL; y < (cy + 1) * CK_UNMIX_CELL && y < h; y++)
-            for (int x = cx * CK_UNMIX_CELL; x < (cx + 1) * CK_UNMIX_CELL && x < w; x++) {
-                const int64_t i = (int64_t)y * w + x;
-                if (!(res[i].x < CK_UNMIX_SCREEN_ALPHA)) continue; /* NaN alpha is not screen */
-                float lin[3];
-                ck_cs_plate_px(cs.colorspace, cs.to_working, plate + 3 * i, lin);
-                if (!ck_unmix_counts(lin)) continue;
-                s0 += lin[0], s1 += lin[1], s2 += lin[2], n += 1.0;
-            }
-        double *o = cells + c * 4;
-        o[0] = s0, o[1] = s1, o[2] = s2, o[3] = n;
+        ck_unmix_cell_sum((const float *)res, 4, plate, w, h, (int)(c % gw), (int)(c / gw), &cs, cells + c * 4);
     }
 }
 
-/* est (gh, gw, 5): one thread per cell, the nearest box that holds screen. */
 __global__ void pp_unmix_est(float *__restrict__ est, const double *__restrict__ cells, int gw, int gh) {
-    CK_GRID_STRIDE(c, (int64_t)gw * gh) {
-        const int cx = (int)(c % gw), cy = (int)(c / gw);
-        float    *e  = est + c * 5;
-        e[0] = e[1] = e[2] = e[3] = e[4] = 0.0f;
-        for (int r = 0; r < CK_UNMIX_RADII; r++) {
-            int    y0, y1, x0, x1;
-            double sum[4] = {0.0, 0.0, 0.0, 0.0};
-            ck_unmix_box(r, cx, cy, gw, gh, &y0, &y1, &x0, &x1);
-            for (int yy = y0; yy < y1; yy++)
-                for (int xx = x0; xx < x1; xx++)
-                    for (int k = 0; k < 4; k++) sum[k] += cells[((int64_t)yy * gw + xx) * 4 + k];
-            if (ck_unmix_take(sum, r, e)) break;
-        }
-    }
+    CK_GRID_STRIDE(c, (int64_t)gw * gh) { ck_unmix_cell_est(cells, gw, gh, (int)(c % gw), (int)(c / gw), est + c * 5); }
 }
 
 /* despill_px ("average"); keep = (float)(1 - (double)s), computed on the host. */
