@@ -746,6 +746,15 @@ static void test_graph(void) {
 
 /* ======================= one case per op (ops_list.h) ======================= */
 
+/* That the cuDNN linear ran `want` graphs since `before` (in 16 bits, where cuDNN is built in). */
+static void cudnn_taken(const char *what, long before, long want) {
+    const long now = ck__linear_cudnn_runs();
+    if (now < 0 || g_gpu->act_dtype == CK_DTYPE_F32) return;
+    printf("%s [%s] %s: cuDNN graphs run %ld (cases for it %ld)\n", now - before == want ? "OK    " : "NOT OK",
+           g_prec_name, what, now - before, want);
+    CHECK(now - before == want);
+}
+
 static void test_op_linear(void) {
     /* linear: Hiera at S=512 (tokens 16384 / 4096 / 1024 / 256), decoder, refiner head, odd shapes */
     test_linear(16384, 112, 336, 1, CK_ACT_NONE, 0);  /* qkv, stage 0 */
@@ -796,6 +805,17 @@ static void test_op_linear(void) {
     test_linear(77, 24, 40, 1, CK_ACT_GELU, 1);
     test_linear(300, 112, 520, 1, CK_ACT_NONE, 0); /* N past 512: declined, the default path */
     unsetenv("CK_LINEAR_NARROW");
+    /* fc1 as one cuDNN graph (CK_LINEAR_CUDNN; 16 bits only): each stage's width; a residual, odd widths: declined */
+    setenv("CK_LINEAR_CUDNN", "1", 1);
+    const long runs0 = ck__linear_cudnn_runs();
+    test_linear(16384, 112, 448, 1, CK_ACT_GELU, 0);
+    test_linear(4096, 224, 896, 1, CK_ACT_GELU, 0);
+    test_linear(1000, 448, 1792, 1, CK_ACT_GELU, 0);
+    test_linear(256, 896, 3584, 0, CK_ACT_GELU, 0);
+    test_linear(300, 896, 3584, 1, CK_ACT_GELU, 1);
+    test_linear(37, 7, 5, 1, CK_ACT_GELU, 0);
+    unsetenv("CK_LINEAR_CUDNN");
+    cudnn_taken("linear", runs0, 4);
 }
 
 static void test_op_layernorm(void) {
@@ -1212,6 +1232,20 @@ static void test_op_layernorm_linear(void) {
     test_layernorm_linear(16384, 112, 448, CK_ACT_GELU, 0);
     test_layernorm_linear(1001, 112, 112, CK_ACT_NONE, 1);
     unsetenv("CK_LINEAR_NARROW");
+    /* one cuDNN graph (CK_LINEAR_CUDNN): norm1 → qkv, norm2 → fc1 at each stage; declined: rows whose statistics
+     * planes are not 16-byte aligned (1001), a residual, odd widths */
+    setenv("CK_LINEAR_CUDNN", "1", 1);
+    const long runs0 = ck__linear_cudnn_runs();
+    test_layernorm_linear(16384, 112, 336, CK_ACT_NONE, 0);
+    test_layernorm_linear(16384, 112, 448, CK_ACT_GELU, 0);
+    test_layernorm_linear(4096, 224, 896, CK_ACT_GELU, 0);
+    test_layernorm_linear(1000, 448, 1792, CK_ACT_GELU, 0);
+    test_layernorm_linear(256, 896, 2688, CK_ACT_NONE, 0);
+    test_layernorm_linear(1001, 448, 1792, CK_ACT_GELU, 0);
+    test_layernorm_linear(256, 896, 3584, CK_ACT_GELU, 1);
+    test_layernorm_linear(37, 20, 12, CK_ACT_NONE, 0);
+    unsetenv("CK_LINEAR_CUDNN");
+    cudnn_taken("layernorm_linear", runs0, 5);
 }
 
 /* The registry: one case per op of ops_list.h, both lists. An op without its test_op_<name> above does not

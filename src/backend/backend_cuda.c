@@ -297,6 +297,7 @@ static void cuda_destroy(ck_backend *be) {
         }
         if (cu->stream) cudaStreamSynchronize(cu->stream);
         cuda_graph_reset(be);
+        ck__linear_cudnn_free(be); /* its plans before the cuDNN handle goes */
         ck__conv_cudnn_free(be);
         ck__derived_free(be); /* derived copies go back through be->free */
         for (int i = 0; i < 2; i++)

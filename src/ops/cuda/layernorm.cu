@@ -295,3 +295,20 @@ extern "C" int ck__layernorm_row_stats(ck_cuda *cu, const ck_tensor *x, float ep
     if (ok) CK_KERNEL_CHECK(cu);
     return ok;
 }
+
+/* (mean, rstd) pairs → two planes, means then 1/σ (linear_cudnn.c's per-row operands) */
+__global__ void stats_planar_kernel(const float2 *__restrict__ st, float *__restrict__ out, int64_t M) {
+    CK_GRID_STRIDE(i, M) {
+        const float2 s = st[i];
+        out[i]     = s.x;
+        out[M + i] = s.y;
+    }
+}
+
+extern "C" int ck__layernorm_row_stats_planar(ck_cuda *cu, const ck_tensor *x, float eps, float *out, void *tmp) {
+    const int64_t M = ck_tensor_numel(x) / ck_tensor_last(x);
+    if (!ck__layernorm_row_stats(cu, x, eps, (float2 *)tmp)) return 0;
+    stats_planar_kernel<<<ck_grid_for(cu, M, 256), 256, 0, cu->stream>>>((const float2 *)tmp, out, M);
+    CK_KERNEL_CHECK(cu);
+    return 1;
+}

@@ -20,6 +20,8 @@
  *     (CPU order: act(xWᵀ + b) + r).
  * CK_LINEAR_GEMM=1 routes linears with an activation (fc1's GELU) to gemm_sm90.cu on Hopper instead: the same
  * roundings, the activation and residual applied to the accumulators, no second pass (=all: every 16-bit linear).
+ * CK_LINEAR_CUDNN=1 routes fc1 (GELU, no residual) and the LayerNorm-linears to one cuDNN graph each (linear_cudnn.c:
+ * the exact GELU on the float32 accumulators, one rounding of y; the LayerNorm on the operand as it loads).
  * CK_LINEAR_NARROW=1 routes those with K ≤ 128 (the first stage's) to gemm_narrow.cu: the same results, the
  * weight resident in shared memory. Both are switches, not the default: on the H100 (2026-12-05) cuBLASLt with the
  * separate GELU pass was faster at 2048 by 0.6 ms (the tiled GEMM) and 1.2 ms (the narrow one).
@@ -202,6 +204,13 @@ static int narrow_wanted(void) {
     return e && !strcmp(e, "1");
 }
 
+/* CK_LINEAR_CUDNN=1 (read at every call): fc1 (GELU) and the LayerNorm-linears as one cuDNN graph each
+ * (linear_cudnn.c) */
+static int cudnn_wanted(void) {
+    const char *e = getenv("CK_LINEAR_CUDNN");
+    return e && !strcmp(e, "1");
+}
+
 /* CK_LINEAR_GEMM (read at every call): whether a linear with activation `act` goes through gemm_sm90.cu; =1 takes
  * those with an activation, =all every 16-bit linear (A/B runs) */
 static int tiled_wanted(ck_act act) {
@@ -245,6 +254,11 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
             }
         }
     }
+
+    /* CK_LINEAR_CUDNN=1: a GELU linear without residual as one cuDNN graph (the exact GELU on the accumulators) */
+    if (act == CK_ACT_GELU && !res && ot == dt && dt != CK_DTYPE_F32 && (lt_b || !b) && cudnn_wanted() &&
+        ck__linear_cudnn(be, y, x, w, lt_b, act, NULL, NULL, NULL))
+        return;
 
     /* What cuBLASLt does (epilogue, beta) and what is left to the epilogue kernel (post_*). */
     cublasLtEpilogue_t epi       = lt_b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
@@ -313,6 +327,17 @@ extern "C" void ck_layernorm_linear_cuda(ck_backend *be, const ck_tensor *y, con
     const int64_t K = w->shape[1], N = w->shape[0], M = ck_tensor_numel(x) / K;
     const ck_dtype dt = x->dtype;
     CK_ASSERT(x->data != y->data && xn->data != y->data);
+    /* CK_LINEAR_CUDNN=1: the LayerNorm's row statistics (the op's own, into the scratch as two planes), then the
+     * normalization, the product, the bias and the activation as one cuDNN graph */
+    const size_t tmp_bytes = ((size_t)M * sizeof(float2) + 255) / 256 * 256;
+    if (cudnn_wanted() && dt != CK_DTYPE_F32 && y->dtype == dt && w->dtype == dt && !residual &&
+        (act == CK_ACT_NONE || act == CK_ACT_GELU) && tmp_bytes + (size_t)M * 2 * sizeof(float) <= cu->scratch_bytes) {
+        const void *b16  = b ? ck__derived_get(be, b, CK_DERIVED_CAST, dt) : NULL;
+        float      *st   = (float *)((char *)cu->scratch + tmp_bytes); /* (2, M): means, then 1/σ */
+        if ((b16 || !b) && ck__layernorm_row_stats_planar(cu, x, eps, st, cu->scratch) &&
+            ck__linear_cudnn(be, y, x, w, b16, act, st, gamma, beta))
+            return;
+    }
     if (dt != CK_DTYPE_F32 && y->dtype == dt && w->dtype == dt && cu->cc_major == 9 && cu->cc_minor == 0 &&
         (size_t)M * sizeof(float2) <= cu->scratch_bytes && K <= 0x7fffffff && N <= 0x7fffffff) {
         float2 *stats = (float2 *)cu->scratch; /* (M) */

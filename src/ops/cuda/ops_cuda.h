@@ -86,6 +86,7 @@ typedef struct ck_cuda {
     void *cudnn;
     void *conv_cache;
     int   conv_mode; /* CK_CONV_AUTO / CK_CONV_CUDNN / CK_CONV_KERNEL */
+    void *linear_cache; /* linear_cudnn.c's plans (made on first use) */
     void *derived;   /* derived.cu: device copies made from weights (relaid filters, 16-bit biases) */
     ck_backend *be;  /* the backend this is the implementation of */
     /* CK_CUDA_FAULT=N: the N-th kernel launch check reports a failure (fault injection for the tests
@@ -165,6 +166,19 @@ void        ck__derived_invalidate(ck_backend *be, const void *p, size_t bytes);
 void        ck__derived_free(ck_backend *be);
 /* Whether the backend's stream is capturing a graph (unknown counts as capturing). */
 int ck__cuda_stream_capturing(ck_cuda *cu);
+
+/* y = act(x'·Wᵀ + b) as one cuDNN graph (linear_cudnn.c), x' = x, or LayerNorm(x) with ln_stats = the rows' means
+ * (M) then their 1/σ (M), float32, and gamma, beta (K) float32; b16 = the bias in x's dtype or NULL; act NONE or
+ * GELU. 1 when it ran; 0: take the other path (no cuDNN, a shape or alignment it does not take, a problem first
+ * seen under capture). */
+int  ck__linear_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const void *b16,
+                      int act, const float *ln_stats, const ck_tensor *gamma, const ck_tensor *beta);
+void ck__linear_cudnn_free(ck_backend *be);
+/* Graphs ck__linear_cudnn executed in this process; -1 when built without cuDNN. */
+long ck__linear_cudnn_runs(void);
+/* The LayerNorm op's row statistics of x (M, C) as two planes, means (M) then 1/σ (M), at out (2M floats, 16-byte
+ * aligned); tmp: M float2. 0 where the LayerNorm kernels cannot take the rows. */
+int ck__layernorm_row_stats_planar(ck_cuda *cu, const ck_tensor *x, float eps, float *out, void *tmp);
 
 /* Backend lifetime: init reads CK_CONV and creates the handle (a failure only disables cuDNN, logged);
  * free releases the handle and the plans. */
