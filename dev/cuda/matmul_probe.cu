@@ -31,25 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef cudnnBackendDescriptor_t bd_t;
+#include "cudnn_graph.h"
 
-static int cd_fail(cudnnStatus_t s, const char *what) {
-    char msg[1024] = "";
-    cudnnGetLastErrorString(msg, sizeof msg);
-    printf("      cuDNN FAILED: %.160s\n        -> %s (%d)%s%s\n", what, cudnnGetErrorString(s), (int)s,
-           msg[0] ? "\n        -> last error: " : "", msg);
-    return 0;
-}
-static int cdok(cudnnStatus_t s, const char *what) { return s == CUDNN_STATUS_SUCCESS ? 1 : cd_fail(s, what); }
-#define CD(call) cdok((call), #call)
-static int cuok(cudaError_t e, const char *what) {
-    if (e == cudaSuccess) return 1;
-    printf("      CUDA FAILED: %.160s -> %s\n", what, cudaGetErrorString(e));
-    cudaGetLastError();
-    if (cudaDeviceSynchronize() != cudaSuccess) { printf("FATAL: the CUDA context is unusable\n"); exit(3); }
-    return 0;
-}
-#define CU(call) cuok((call), #call)
 static int ltok(cublasStatus_t s, const char *what) {
     if (s == CUBLAS_STATUS_SUCCESS) return 1;
     printf("      cuBLASLt FAILED: %.160s -> %d\n", what, (int)s);
@@ -58,13 +41,6 @@ static int ltok(cublasStatus_t s, const char *what) {
 #define LT(call) ltok((call), #call)
 
 /* ---------------------------------------------------------------- data (hash-based) */
-__host__ __device__ static inline float uhash(uint64_t seed, uint64_t i) {
-    uint64_t z = (seed << 40) ^ (i + 0x9E3779B97F4A7C15ull * (seed + 1));
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (float)(z >> 40) * (1.0f / 16777216.0f); /* [0, 1) */
-}
 /* x ~ U(-1.5, 1.5) + a per-row offset (so the LayerNorm's mean matters); W ~ U(±√(3/K)): pre-activations of std ≈ 1,
  * the GELU's curved part; b, γ, β around their trained sizes */
 __global__ void fill(__half *x, __half *w, __half *b, float *g, float *be, int64_t M, int N, int K) {
@@ -256,20 +232,6 @@ done:
 }
 
 /* ---------------------------------------------------------------- cuDNN graph */
-static bd_t g_pool[2048];
-static int  g_npool;
-static bd_t mk(cudnnBackendDescriptorType_t t) {
-    bd_t d = NULL;
-    if (g_npool == 2048 || !CD(cudnnBackendCreateDescriptor(t, &d))) return NULL;
-    return g_pool[g_npool++] = d;
-}
-static void pool_release(int mark) {
-    while (g_npool > mark) cudnnBackendDestroyDescriptor(g_pool[--g_npool]);
-}
-#define SET(d, name, type, cnt, ptr) CD(cudnnBackendSetAttribute((d), (name), (type), (cnt), (ptr)))
-#define GET(d, name, type, cnt, got, ptr) CD(cudnnBackendGetAttribute((d), (name), (type), (cnt), (got), (ptr)))
-#define FIN(d) CD(cudnnBackendFinalize(d))
-
 /* a 3-d tensor (1, r, c) with element strides (r·c, rs, cs) */
 static bd_t t3(int64_t uid, cudnnDataType_t dt, int64_t r, int64_t c, int64_t rs, int64_t cs, bool virt) {
     int64_t dim[3] = {1, r, c}, str[3] = {r * c, rs, cs}, al = 16;
@@ -283,21 +245,6 @@ static bd_t t3(int64_t uid, cudnnDataType_t dt, int64_t r, int64_t c, int64_t rs
         return d;
     return NULL;
 }
-static bd_t pw_op(cudnnPointwiseMode_t mode, bd_t x, bd_t b, bd_t y) {
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-    bd_t            pd = mk(CUDNN_BACKEND_POINTWISE_DESCRIPTOR), op = NULL;
-    if (!x || !y || !pd || !SET(pd, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode) ||
-        !SET(pd, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec) || !FIN(pd))
-        return NULL;
-    if (!(op = mk(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)) ||
-        !SET(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pd) ||
-        !SET(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x) ||
-        (b && !SET(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b)) ||
-        !SET(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y) || !FIN(op))
-        return NULL;
-    return op;
-}
-
 enum { U_X = 1, U_W, U_B, U_Y, U_MU, U_RS, U_G, U_BE };
 
 static bd_t build(const shape *s, char g) {
