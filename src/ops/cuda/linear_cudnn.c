@@ -146,9 +146,10 @@ static bd_t graph_of(lin_plan *p, cudnnHandle_t h) {
     }
     if (k->act == CK_ACT_GELU && !(ops[n++] = pw(p, CUDNN_POINTWISE_GELU_FWD, acc, NULL, y))) return NULL;
     bd_t og = mk(p, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    if (!og || !SET(og, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, ops) ||
-        !SET(og, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h) || !DN_OK(cudnnBackendFinalize(og)))
-        return NULL;
+    if (!og || !SET(og, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, ops)) return NULL;
+    /* deprecated since cuDNN 9.8 (the handle then comes with the plan and the execution): a refusal is no error */
+    cudnnBackendSetAttribute(og, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    if (!DN_OK(cudnnBackendFinalize(og))) return NULL;
     return og;
 }
 
@@ -191,8 +192,8 @@ static void plan_make(ck_cuda *cu, lin_plan *p) {
         if (nondeterministic(p, cfg[i])) continue;
         bd_t    plan = mk(p, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
         int64_t ws = -1, n = 0;
-        if (plan && SET(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h) &&
-            SET(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg[i]) &&
+        if (plan) cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h); /* likewise */
+        if (plan && SET(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg[i]) &&
             DN_OK(cudnnBackendFinalize(plan)) &&
             DN_OK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &ws)) &&
             ws >= 0 && (size_t)ws <= cu->workspace_bytes) {
