@@ -10,6 +10,21 @@
 
 #include <ucontext.h>
 
+/* The coroutine switch. swapcontext saves and restores the signal mask with a system call at every switch, a
+ * large part of the emulators' run time; on x86-64 the switch is the callee-saved registers and the stack
+ * pointer, which is all that code that never changes its signal mask or floating-point environment needs
+ * (System V ABI: rbx, rbp, r12-r15). Elsewhere, or with -DEMU_UCONTEXT, swapcontext. */
+#if defined(__x86_64__) && !defined(EMU_UCONTEXT)
+#define EMU_FAST_SWITCH 1
+/* saves the current stack pointer at *save_sp and continues on the stack load_sp */
+extern "C" void emu_switch(void **save_sp, void *load_sp);
+asm(".text\n.globl emu_switch\n.type emu_switch,@function\nemu_switch:\n"
+    "pushq %rbp\npushq %rbx\npushq %r12\npushq %r13\npushq %r14\npushq %r15\n"
+    "movq %rsp, (%rdi)\nmovq %rsi, %rsp\n"
+    "popq %r15\npopq %r14\npopq %r13\npopq %r12\npopq %rbx\npopq %rbp\nret\n"
+    ".size emu_switch, .-emu_switch\n");
+#endif
+
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -53,7 +68,8 @@ struct CopyOp {
     bool        valid;
 };
 struct Thread {
-    ucontext_t                       ctx;
+    ucontext_t                       ctx; /* swapcontext's */
+    void                            *sp;  /* emu_switch's: the saved stack pointer */
     std::vector<char>                stack;
     bool                             done;
     std::vector<CopyOp>              open;
@@ -75,7 +91,11 @@ struct Buf {
 
 static std::vector<Thread>   threads;
 static int                   cur;
-static ucontext_t            sched;
+#ifdef EMU_FAST_SWITCH
+static void *sched_sp;
+#else
+static ucontext_t sched;
+#endif
 static Barrier               block_bar;
 static std::vector<Barrier>  warp_bar;
 static std::vector<WarpX>    wx;
@@ -117,7 +137,11 @@ static long                  n_mma, n_ldsm, n_cp;
 }
 static unsigned lane() { return threadIdx.x & 31; }
 static unsigned warp() { return threadIdx.x >> 5; }
-static void     yield() { swapcontext(&threads[cur].ctx, &sched); }
+#ifdef EMU_FAST_SWITCH
+static void yield() { emu_switch(&threads[cur].sp, sched_sp); }
+#else
+static void yield() { swapcontext(&threads[cur].ctx, &sched); }
+#endif
 static void     wait(Barrier &b) {
     const unsigned g = b.gen;
     progress++;
@@ -161,6 +185,24 @@ static void entry() {
     drop(wg_bar[threadIdx.x >> 7]);
 }
 
+#ifdef EMU_FAST_SWITCH
+/* a coroutine's first frame: entry, then back to the scheduler for good (a finished thread is never resumed) */
+static void trampoline() {
+    entry();
+    void *dead;
+    emu_switch(&dead, sched_sp);
+    abort();
+}
+/* a fresh stack whose first switch "returns" into trampoline with the alignment of a function entry */
+static void *initial_sp(std::vector<char> &stack) {
+    void **s = reinterpret_cast<void **>((reinterpret_cast<uintptr_t>(stack.data() + stack.size())) & ~uintptr_t(15));
+    *--s     = nullptr;                               /* after the return: rsp ≡ 8 (mod 16), as after a call */
+    *--s     = reinterpret_cast<void *>(&trampoline); /* emu_switch's ret */
+    for (int i = 0; i < 6; i++) *--s = nullptr;       /* rbp, rbx, r12-r15 */
+    return s;
+}
+#endif
+
 static void run_block(unsigned nthreads) {
     const size_t stack_bytes = 256 * 1024;
     if (threads.size() < nthreads) threads.resize(nthreads);
@@ -184,11 +226,15 @@ static void run_block(unsigned nthreads) {
         t.done = false;
         t.open.clear();
         t.groups.clear();
+#ifdef EMU_FAST_SWITCH
+        t.sp = initial_sp(t.stack);
+#else
         getcontext(&t.ctx);
         t.ctx.uc_stack.ss_sp   = t.stack.data();
         t.ctx.uc_stack.ss_size = stack_bytes;
         t.ctx.uc_link          = &sched;
         makecontext(&t.ctx, entry, 0);
+#endif
     }
     std::vector<unsigned> order(nthreads);
     for (unsigned i = 0; i < nthreads; i++) order[i] = i;
@@ -210,7 +256,11 @@ static void run_block(unsigned nthreads) {
             cur         = (int)i;
             threadIdx   = make_uint3(i, 0, 0);
             const bool was_done = threads[i].done;
+#ifdef EMU_FAST_SWITCH
+            emu_switch(&sched_sp, threads[i].sp);
+#else
             swapcontext(&sched, &threads[i].ctx);
+#endif
             if (!was_done && threads[i].done) progress++;
         }
         if (!any) {
