@@ -1,5 +1,5 @@
 /* The host emulator of CUDA kernels shared by dev/cuda/attention_emu.cpp and dev/cuda/refiner_emu.cpp: one
- * ucontext coroutine per CUDA thread, warp and warpgroup collectives as rendezvous points, emulated ldmatrix,
+ * coroutine per CUDA thread (its own stack; emu_switch or swapcontext below), warp and warpgroup collectives as rendezvous points, emulated ldmatrix,
  * mma.sync, wgmma (operands through shared-memory matrix descriptors: the 128-byte swizzle and the K-major
  * layout without swizzle), cp.async, the copy engine, mbarriers and named barriers, and the few CUDA runtime
  * calls the kernels' launchers make. attention_emu.cpp's header comment describes what it checks and what it
