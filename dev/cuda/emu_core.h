@@ -1,9 +1,10 @@
-/* The host emulator of CUDA kernels shared by dev/cuda/attention_emu.cpp and dev/cuda/refiner_emu.cpp: one
- * coroutine per CUDA thread (its own stack; emu_switch or swapcontext below), warp and warpgroup collectives as rendezvous points, emulated ldmatrix,
- * mma.sync, wgmma (operands through shared-memory matrix descriptors: the 128-byte swizzle and the K-major
- * layout without swizzle), cp.async, the copy engine, mbarriers and named barriers, and the few CUDA runtime
- * calls the kernels' launchers make. attention_emu.cpp's header comment describes what it checks and what it
- * cannot see. Include once, in one translation unit, before the kernel source. */
+/* The host emulator of CUDA kernels shared by dev/cuda/attention_emu.cpp, refiner_emu.cpp and gemm_emu.cpp: one
+ * coroutine per CUDA thread (its own stack; emu_switch or swapcontext below), warp and warpgroup collectives as
+ * rendezvous points, emulated ldmatrix, mma.sync, wgmma (operands through shared-memory matrix descriptors: the
+ * 128-byte swizzle and the K-major layout without swizzle), cp.async, the copy engine, mbarriers and named
+ * barriers, and the few CUDA runtime calls the kernels' launchers make. attention_emu.cpp's header comment
+ * describes what it checks and what it cannot see. Include once, in one translation unit, before the kernel
+ * source. */
 #ifndef CK_DEV_CUDA_EMU_CORE_H
 #define CK_DEV_CUDA_EMU_CORE_H
 #define CK_CUDA_EMU 1
