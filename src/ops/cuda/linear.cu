@@ -257,7 +257,7 @@ extern "C" void ck_linear_cuda(ck_backend *be, const ck_tensor *y, const ck_tens
 
     /* CK_LINEAR_CUDNN=1: a GELU linear without residual as one cuDNN graph (the exact GELU on the accumulators) */
     if (act == CK_ACT_GELU && !res && ot == dt && dt != CK_DTYPE_F32 && (lt_b || !b) && cudnn_wanted() &&
-        ck__linear_cudnn(be, y, x, w, lt_b, act, NULL, NULL, NULL))
+        ck__linear_cudnn(be, y, x, w, lt_b, act, NULL, NULL, 0.0f))
         return;
 
     /* What cuBLASLt does (epilogue, beta) and what is left to the epilogue kernel (post_*). */
@@ -327,16 +327,12 @@ extern "C" void ck_layernorm_linear_cuda(ck_backend *be, const ck_tensor *y, con
     const int64_t K = w->shape[1], N = w->shape[0], M = ck_tensor_numel(x) / K;
     const ck_dtype dt = x->dtype;
     CK_ASSERT(x->data != y->data && xn->data != y->data);
-    /* CK_LINEAR_CUDNN=1: the LayerNorm's row statistics (the op's own, into the scratch as two planes), then the
-     * normalization, the product, the bias and the activation as one cuDNN graph */
-    const size_t tmp_bytes = ((size_t)M * sizeof(float2) + 255) / 256 * 256;
+    /* CK_LINEAR_CUDNN=1: the normalization, the product, the bias and the activation as one cuDNN graph (the
+     * LayerNorm's own row statistics into the scratch first) */
     if (cudnn_wanted() && dt != CK_DTYPE_F32 && y->dtype == dt && w->dtype == dt && !residual &&
-        (act == CK_ACT_NONE || act == CK_ACT_GELU) && tmp_bytes + (size_t)M * 2 * sizeof(float) <= cu->scratch_bytes) {
-        const void *b16  = b ? ck__derived_get(be, b, CK_DERIVED_CAST, dt) : NULL;
-        float      *st   = (float *)((char *)cu->scratch + tmp_bytes); /* (2, M): means, then 1/σ */
-        if ((b16 || !b) && ck__layernorm_row_stats_planar(cu, x, eps, st, cu->scratch) &&
-            ck__linear_cudnn(be, y, x, w, b16, act, st, gamma, beta))
-            return;
+        (act == CK_ACT_NONE || act == CK_ACT_GELU)) {
+        const void *b16 = b ? ck__derived_get(be, b, CK_DERIVED_CAST, dt) : NULL;
+        if ((b16 || !b) && ck__linear_cudnn(be, y, x, w, b16, act, gamma, beta, eps)) return;
     }
     if (dt != CK_DTYPE_F32 && y->dtype == dt && w->dtype == dt && cu->cc_major == 9 && cu->cc_minor == 0 &&
         (size_t)M * sizeof(float2) <= cu->scratch_bytes && K <= 0x7fffffff && N <= 0x7fffffff) {

@@ -20,6 +20,7 @@
  *               GELU: one rounding fewer here, so y is at least as close to the float64 result.)
  * Engine: heuristics mode A's first configuration that is deterministic (no NONDETERMINISTIC note), finalizes and
  * needs at most the cuBLASLt workspace: a fixed rule, no timing, so that every process computes the same bits.
+ * With the LayerNorm, its row statistics are formed (into the scratch) only once a plan takes the problem.
  * Plans are made on a problem's first eager call (runtime compilation: about a second each), never under capture;
  * a problem first seen while capturing takes the other path. Per call only a variant pack (host) is made.
  * Needs cuDNN's handle (conv2d_cudnn.c: absent with CK_CONV=kernel or in float32 mode). */
@@ -49,7 +50,6 @@ typedef struct lin_plan {
     lin_key key;
     int     ok;   /* 0: cuDNN does not run this problem */
     bd_t    plan; /* execution plan (owns what it needs) */
-    int64_t ws;   /* workspace bytes */
     int     nd;   /* descriptors made for the plan, destroyed with it */
     bd_t    d[96];
 } lin_plan;
@@ -197,7 +197,7 @@ static void plan_make(ck_cuda *cu, lin_plan *p) {
             DN_OK(cudnnBackendFinalize(plan)) &&
             DN_OK(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &ws)) &&
             ws >= 0 && (size_t)ws <= cu->workspace_bytes) {
-            p->plan = plan, p->ws = ws, p->ok = 1;
+            p->plan = plan, p->ok = 1;
             return;
         }
     }
@@ -226,20 +226,25 @@ static int plan_exec(ck_cuda *cu, lin_plan *p, void *const ptrs[8]) {
 }
 
 int ck__linear_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const void *b16,
-                     int act, const float *ln_stats, const ck_tensor *gamma, const ck_tensor *beta) {
+                     int act, const ck_tensor *gamma, const ck_tensor *beta, float eps) {
     ck_cuda *cu = ck_cuda_of(be);
     if (!cu->cudnn || (act != CK_ACT_NONE && act != CK_ACT_GELU)) return 0;
     const ck_dtype dt = x->dtype;
     if ((dt != CK_DTYPE_F16 && dt != CK_DTYPE_BF16) || w->dtype != dt || y->dtype != dt) return 0;
     const int64_t K = w->shape[1], N = w->shape[0], M = ck_tensor_numel(x) / K;
     if (K % 8 || N % 8 || K > 0x7fffffff || N > 0x7fffffff) return 0;
+    /* with the LayerNorm: its row statistics in the scratch, (M) float2 as the LayerNorm kernels form them, then
+     * the two planes the graph reads, means (M) and 1/σ (M) */
+    const int    ln        = gamma != NULL;
+    const size_t tmp_bytes = ((size_t)M * sizeof(float2) + 255) / 256 * 256;
+    float       *ln_stats  = ln ? (float *)((char *)cu->scratch + tmp_bytes) : NULL;
+    if (ln && (M % 4 || tmp_bytes + (size_t)M * 2 * sizeof(float) > cu->scratch_bytes)) return 0;
     const uintptr_t al = (uintptr_t)x->data | (uintptr_t)w->data | (uintptr_t)y->data | (uintptr_t)b16 |
-                         (uintptr_t)ln_stats | (uintptr_t)(ln_stats ? ln_stats + M : NULL) |
-                         (uintptr_t)(gamma ? gamma->data : NULL) | (uintptr_t)(beta ? beta->data : NULL);
+                         (uintptr_t)(ln ? gamma->data : NULL) | (uintptr_t)(ln ? beta->data : NULL);
     if (al % 16) return 0;
     lin_key key;
     memset(&key, 0, sizeof key); /* compared with memcmp */
-    key.M = M, key.N = (int)N, key.K = (int)K, key.dtype = (int)dt, key.act = act, key.ln = ln_stats != NULL;
+    key.M = M, key.N = (int)N, key.K = (int)K, key.dtype = (int)dt, key.act = act, key.ln = ln;
     key.bias = b16 != NULL;
 
     lin_cache *lc = cu->linear_cache;
@@ -265,6 +270,7 @@ int ck__linear_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, con
         /* (info level: the path is taken only where CK_LINEAR_CUDNN=1 asks for it) */
     }
     if (!p->ok) return 0;
+    if (ln && !ck__layernorm_row_stats_planar(cu, x, eps, ln_stats, cu->scratch)) return 0;
     void *ptrs[8] = {x->data, w->data, y->data, (void *)b16, (void *)ln_stats, (void *)(ln_stats ? ln_stats + M : NULL),
                      gamma ? gamma->data : NULL, beta ? beta->data : NULL};
     if (plan_exec(cu, p, ptrs)) {
@@ -299,8 +305,8 @@ void ck__linear_cudnn_free(ck_backend *be) {
 #else /* no cuDNN */
 
 int ck__linear_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const void *b16,
-                     int act, const float *ln_stats, const ck_tensor *gamma, const ck_tensor *beta) {
-    (void)be, (void)y, (void)x, (void)w, (void)b16, (void)act, (void)ln_stats, (void)gamma, (void)beta;
+                     int act, const ck_tensor *gamma, const ck_tensor *beta, float eps) {
+    (void)be, (void)y, (void)x, (void)w, (void)b16, (void)act, (void)gamma, (void)beta, (void)eps;
     return 0;
 }
 void ck__linear_cudnn_free(ck_backend *be) { (void)be; }

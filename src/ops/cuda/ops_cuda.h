@@ -167,12 +167,12 @@ void        ck__derived_free(ck_backend *be);
 /* Whether the backend's stream is capturing a graph (unknown counts as capturing). */
 int ck__cuda_stream_capturing(ck_cuda *cu);
 
-/* y = act(x'·Wᵀ + b) as one cuDNN graph (linear_cudnn.c), x' = x, or LayerNorm(x) with ln_stats = the rows' means
- * (M) then their 1/σ (M), float32, and gamma, beta (K) float32; b16 = the bias in x's dtype or NULL; act NONE or
- * GELU. 1 when it ran; 0: take the other path (no cuDNN, a shape or alignment it does not take, a problem first
- * seen under capture). */
+/* y = act(x'·Wᵀ + b) as one cuDNN graph (linear_cudnn.c), x' = x, or with gamma, beta (K) float32 LayerNorm(x)
+ * (eps; its row statistics from the LayerNorm kernels, into the scratch); b16 = the bias in x's dtype or NULL; act
+ * NONE or GELU. 1 when it ran; 0: take the other path (no cuDNN, a shape or alignment it does not take, a problem
+ * first seen under capture). */
 int  ck__linear_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, const ck_tensor *w, const void *b16,
-                      int act, const float *ln_stats, const ck_tensor *gamma, const ck_tensor *beta);
+                      int act, const ck_tensor *gamma, const ck_tensor *beta, float eps);
 void ck__linear_cudnn_free(ck_backend *be);
 /* Graphs ck__linear_cudnn executed in this process; -1 when built without cuDNN. */
 long ck__linear_cudnn_runs(void);
