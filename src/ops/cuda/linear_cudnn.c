@@ -275,13 +275,7 @@ int ck__linear_cudnn(ck_backend *be, const ck_tensor *y, const ck_tensor *x, con
                      gamma ? gamma->data : NULL, beta ? beta->data : NULL};
     if (plan_exec(cu, p, ptrs)) {
         __atomic_add_fetch(&g_runs, 1, __ATOMIC_RELAXED);
-        if (cu->debug_sync && !cu->capturing) {
-            const cudaError_t e = cudaStreamSynchronize(cu->stream);
-            if (e != cudaSuccess) {
-                ck__log(CK_LOG_ERROR, "CUDA backend: cuDNN linear failed: %s", cudaGetErrorString(e));
-                ck__assert_fail(__FILE__, __LINE__, __func__, "cudaStreamSynchronize");
-            }
-        }
+        ck__cuda_kernel_check(cu, __FILE__, __LINE__); /* as after any kernel: launch errors, CK_CUDA_SYNC=1 */
         return 1;
     }
     CK_LOG_WARN("linear: cuDNN failed on a planned problem (M=%lld N=%d K=%d); using the other path for it",
