@@ -33,7 +33,8 @@ B=build/ckey
 frame() { # frame size, CK_UNMIX_DEVICE, further options
   echo "== builtin frame $1 CK_UNMIX_DEVICE=$2 ${*:3}"
   CK_UNMIX_DEVICE=$2 timeout 60 $B bench --checkpoint builtin --size 2048 --frame $1 --device cuda --precision fp16 \
-    --runs 10 --warmup 3 "${@:3}" 2>/dev/null | cut -c1-400
+    --runs 10 --warmup 3 "${@:3}" 2>/dev/null |
+    grep -oE '"(median_ms|e2e_median_ms|device_peak_mib|frame|frame_postprocess_on_device|frame_median_ms|frame_pageable_inputs_median_ms)": [^,}]*' | tr '\n' ' '; echo
 }
 for f in ${FRAMES:-3840x2160}; do frame $f 1; frame $f 0; frame $f 0 --no-fg-unmix; done | tee $OUT/builtin_frames.log
 el builtin frames
