@@ -46,7 +46,7 @@
 #   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
 #             package is built into /tmp/pyck), with fresh output buffers per call and keyed into kept ones
 #             (--reuse: ck_key_image_into / Keyer.key(out=...))
-# Logs go to $OUT (bundled into logs.tgz beside speed.log when more than 8 files: the most that come back). carry/deps holds unpacked Debian packages where the machine lacks OpenBLAS or OpenEXR.
+# Logs go to $OUT (bundled into logs.tgz beside speed.log when more than 8 files: the most that come back). carry/deps (or carry/deps.tar.xz, unpacked there) holds Debian packages where the machine lacks OpenBLAS or OpenEXR.
 set -uo pipefail
 OUT=${OUT:-/tmp/ckey-out}
 mkdir -p "$OUT"
@@ -59,6 +59,7 @@ echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 
 start=$(date +%s)
 
 opts=""
+[ -d carry/deps ] || [ ! -f carry/deps.tar.xz ] || tar -xJf carry/deps.tar.xz -C carry
 if [ -d carry/deps ]; then
     opts="-DCK_BLAS_ROOT=$PWD/carry/deps -DCK_EXR_ROOT=$PWD/carry/deps"
     export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
