@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# GPU machine: the tiles-and-batches figures in one short call (the network at 512 in batches of eight, twice;
+# the 2048² and 3840×2160 frames with every pass, full frame at 2048 and in 768/64 tiles; the 4K plate in
+# batches of six tiles), then the network at 2048 beside torch_greenformer.py's compile-half:default (carry/).
+# Usage (repository root, on the GPU machine; OpenBLAS and OpenEXR from carry/deps.tar.xz):
+#   scripts/device/tiles_acceptance.sh        (logs: $OUT/h200.log, $OUT/peer.log)
+set -u
+OUT=${OUT:-/tmp/ckey-out}; mkdir -p "$OUT"
+[ -d carry/deps ] || tar -xJf carry/deps.tar.xz -C carry
+export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null) date $(date -u +%FT%TZ)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real \
+    -DCK_BLAS_ROOT=$PWD/carry/deps -DCK_EXR_ROOT=$PWD/carry/deps > "$OUT/cmake.log" 2>&1 &&
+    cmake --build build -j16 --target ckey > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+B=build/ckey o="--device cuda --precision fp16"
+{
+    for i in 1 2; do $B bench --size 512 --batch 8 $o --runs 10 --warmup 3; done
+    $B bench --size 2048 $o --runs 10 --warmup 3
+    for f in 2048x2048 3840x2160; do
+        $B bench --size 2048 --frame $f $o --runs 5 --warmup 2
+        $B bench --tile 768/64 --frame $f $o --runs 5 --warmup 2
+    done
+    $B bench --tile 768/64 --batch 6 --frame 3840x2160 $o --runs 5 --warmup 2
+} 2> /dev/null | tee "$OUT/h200.log" | cut -c1-330
+[ -f ../shared/peer/torch_greenformer.py ] && P=../shared/peer/torch_greenformer.py || P=carry/torch_greenformer.py
+PYTHONUNBUFFERED=1 timeout 150 python3 $P 2048 compile-half:default 2>&1 | grep -v Warning | tee "$OUT/peer.log" | tail -4
+$B bench --size 2048 $o --runs 10 --warmup 3 2> /dev/null | tee -a "$OUT/h200.log" | cut -c1-330
