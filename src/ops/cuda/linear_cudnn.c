@@ -21,10 +21,10 @@
  * Engine: heuristics mode A's first configuration that is deterministic (no NONDETERMINISTIC note), finalizes and
  * needs at most the cuBLASLt workspace: a fixed rule, no timing, so that every process computes the same bits.
  * With the LayerNorm, its row statistics are formed (into the scratch) only once a plan takes the problem.
- * Measured (H100, 2026-12-07): exact (the fp16 gate at 2048: 0.996) but slower: only engine 4 (runtime fusion) is
- * offered, whose best configuration ties cuBLASLt + the GELU pass and whose first is up to 46 % slower; with the
- * LayerNorm on the operand each graph is slower again and the network 0.65 ms slower than with fc1 alone. Hence
- * opt-in.
+ * Measured (H100, 2026-12-07): exact (the fp16 gate at 2048: 0.996) but slower. The heuristics' first
+ * configurations are all engine 4 (runtime fusion); the best of them ties cuBLASLt + the GELU pass, the first is up
+ * to 46 % slower; with the LayerNorm on the operand each graph is slower again and the network 0.65 ms slower than
+ * with fc1 alone. Hence opt-in.
  * Plans are made on a problem's first eager call (runtime compilation: 0.02-0.8 s each), never under capture;
  * a problem first seen while capturing takes the other path. Per call only a variant pack (host) is made.
  * Needs cuDNN's handle (conv2d_cudnn.c: absent with CK_CONV=kernel or in float32 mode). */
