@@ -13,16 +13,11 @@
 set -u
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }; left() { echo $(( ${CALL_LIMIT:-585} - ($(date +%s) - t0) )); }
 OUT=${OUT:-/tmp/ckey-out}; mkdir -p "$OUT"
-opts=""
-if [ -f carry/deps.tar.xz ] || [ -d carry/deps ]; then
-    [ -d carry/deps ] || tar -xJf carry/deps.tar.xz -C carry
-    opts="-DCK_BLAS_ROOT=$PWD/carry/deps -DCK_EXR_ROOT=$PWD/carry/deps"
-    export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
+. scripts/device/carry_deps.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null) date $(date -u +%FT%TZ)"
 (make -C dev/cuda matmul_probe > /tmp/mp_build.log 2>&1 || tail -5 /tmp/mp_build.log) &
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $opts > /tmp/cmake.log 2>&1
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $CK_DEPS_OPTS > /tmp/cmake.log 2>&1
 cmake --build build -j16 --target ckey test_cuda_ops > /tmp/build.log 2>&1 || grep error /tmp/build.log | head
 wait; el built
 timeout $(( $(left) > 400 ? 100 : 50 )) dev/cuda/matmul_probe --max-cfg 3 --graphs glq 0 1 2 3 4 > "$OUT/matmul_probe.log" 2>&1

@@ -46,7 +46,7 @@
 #   pyoverhead  the Python call's overhead over the C call at S = 1024 (tools/bench/key_overhead.py; the
 #             package is built into /tmp/pyck), with fresh output buffers per call and keyed into kept ones
 #             (--reuse: ck_key_image_into / Keyer.key(out=...))
-# Logs go to $OUT (bundled into logs.tgz beside speed.log when more than 8 files: the most that come back). carry/deps (or carry/deps.tar.xz, unpacked there) holds Debian packages where the machine lacks OpenBLAS or OpenEXR.
+# Logs go to $OUT (bundled into logs.tgz beside speed.log when more than 8 files: the most that come back). The carried OpenBLAS and OpenEXR: scripts/device/carry_deps.sh.
 set -uo pipefail
 OUT=${OUT:-/tmp/ckey-out}
 mkdir -p "$OUT"
@@ -58,19 +58,14 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,n
 echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)  date $(date -u +%FT%TZ)"
 start=$(date +%s)
 
-opts=""
-[ -d carry/deps ] || [ ! -f carry/deps.tar.xz ] || tar -xJf carry/deps.tar.xz -C carry
-if [ -d carry/deps ]; then
-    opts="-DCK_BLAS_ROOT=$PWD/carry/deps -DCK_EXR_ROOT=$PWD/carry/deps"
-    export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
+. scripts/device/carry_deps.sh
 # libmicrohttpd for `ckey serve` (carried: the machine has none), where the machine lacks it
 if [ -d carry/mhd ] && ! pkg-config --exists libmicrohttpd 2> /dev/null; then
     cp -a carry/mhd/include/. /usr/local/include/ && cp -a carry/mhd/lib/. /usr/local/lib/ && ldconfig
 fi
 targets="--target ckey"
 has tests && targets=""
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $opts > "$OUT/cmake.log" 2>&1 ||
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $CK_DEPS_OPTS > "$OUT/cmake.log" 2>&1 ||
     { tail -30 "$OUT/cmake.log"; exit 1; }
 cmake --build build -j16 $targets > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -30; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
@@ -89,7 +84,7 @@ fi
 if has identity && [ -f carry/old.tgz ]; then
     echo "== byte identity against $(cat carry/OLD_COMMIT 2>/dev/null) (elapsed $(( $(date +%s) - start )) s)"
     rm -rf /tmp/old /tmp/ident && mkdir -p /tmp/old /tmp/ident && tar -xzf carry/old.tgz -C /tmp/old
-    (cd /tmp/old && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $opts \
+    (cd /tmp/old && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $CK_DEPS_OPTS \
         > "$OUT/identity_build.log" 2>&1 && cmake --build build -j16 --target ckey >> "$OUT/identity_build.log" 2>&1) ||
         tail -20 "$OUT/identity_build.log"
     $B plates --out /tmp/ident/p --size 1280x720 --count 2 --format png --seed 5 > /dev/null 2>&1
@@ -114,7 +109,7 @@ if has determinism; then
     echo "== determinism (elapsed $(( $(date +%s) - start )) s)"
     if [ -f carry/old.tgz ] && [ ! -x /tmp/old/build/ckey ]; then
         rm -rf /tmp/old && mkdir -p /tmp/old && tar -xzf carry/old.tgz -C /tmp/old
-        (cd /tmp/old && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $opts \
+        (cd /tmp/old && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $CK_DEPS_OPTS \
             > "$OUT/identity_build.log" 2>&1 && cmake --build build -j16 --target ckey >> "$OUT/identity_build.log" 2>&1) ||
             tail -20 "$OUT/identity_build.log"
     fi
@@ -201,7 +196,7 @@ fi
 if has pyoverhead; then
     echo "== Python call overhead (elapsed $(( $(date +%s) - start )) s)"
     cmake --build build -j16 --target key_overhead_bench > "$OUT/pyoverhead_build.log" 2>&1 || tail -20 "$OUT/pyoverhead_build.log"
-    CKEY_BUILD_DIR=$PWD/build-py CKEY_CMAKE_ARGS="$opts -DCMAKE_CUDA_ARCHITECTURES=90a-real" CKEY_BUILD_JOBS=16 \
+    CKEY_BUILD_DIR=$PWD/build-py CKEY_CMAKE_ARGS="$CK_DEPS_OPTS -DCMAKE_CUDA_ARCHITECTURES=90a-real" CKEY_BUILD_JOBS=16 \
         python3 -m pip install -q --no-build-isolation --no-deps --target /tmp/pyck ./python >> "$OUT/pyoverhead_build.log" 2>&1 ||
         tail -30 "$OUT/pyoverhead_build.log"
     # both modes in the same rounds: twice the C runs of one mode

@@ -6,12 +6,11 @@
 #   scripts/device/tiles_acceptance.sh        (logs: $OUT/h200.log, $OUT/peer.log)
 set -u
 OUT=${OUT:-/tmp/ckey-out}; mkdir -p "$OUT"
-[ -d carry/deps ] || tar -xJf carry/deps.tar.xz -C carry
-export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+. scripts/device/carry_deps.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null) date $(date -u +%FT%TZ)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real \
-    -DCK_BLAS_ROOT=$PWD/carry/deps -DCK_EXR_ROOT=$PWD/carry/deps > "$OUT/cmake.log" 2>&1 &&
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $CK_DEPS_OPTS \
+    > "$OUT/cmake.log" 2>&1 &&
     cmake --build build -j16 --target ckey > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 B=build/ckey o="--device cuda --precision fp16"
 {

@@ -14,14 +14,9 @@
 set -u
 OUT=${OUT:-/tmp/ckey-out}; mkdir -p "$OUT"
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
-deps=""
-if [ -f carry/deps.tar.xz ] || [ -d carry/deps ]; then
-  [ -d carry/deps ] || tar -xJf carry/deps.tar.xz -C carry
-  deps="-DCK_BLAS_ROOT=$PWD/carry/deps -DCK_EXR_ROOT=$PWD/carry/deps"
-  export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
+. scripts/device/carry_deps.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null) date $(date -u +%FT%TZ)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $deps > $OUT/cmake.log 2>&1
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $CK_DEPS_OPTS > $OUT/cmake.log 2>&1
 GT="${GT:-test_cuda_postprocess test_cuda_colorspace test_cuda_passes}"
 cmake --build build -j16 --target ckey $GT > $OUT/build.log 2>&1 || grep -E "error" $OUT/build.log | head
 el built

@@ -1,0 +1,9 @@
+# Sourced by the device scripts (repository root): the carried Debian packages (OpenBLAS, OpenEXR, their libraries),
+# unpacked from carry/deps.tar.xz into carry/deps where not yet done. Sets CK_DEPS_OPTS (the CMake options that point
+# the build at them, empty where nothing is carried) and puts their libraries on LD_LIBRARY_PATH.
+CK_DEPS_OPTS=""
+[ -d carry/deps ] || [ ! -f carry/deps.tar.xz ] || tar -xJf carry/deps.tar.xz -C carry
+if [ -d carry/deps ]; then
+    CK_DEPS_OPTS="-DCK_BLAS_ROOT=$PWD/carry/deps -DCK_EXR_ROOT=$PWD/carry/deps"
+    export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+fi
