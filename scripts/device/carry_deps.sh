@@ -7,3 +7,8 @@ if [ -d carry/deps ]; then
     CK_DEPS_OPTS="-DCK_BLAS_ROOT=$PWD/carry/deps -DCK_EXR_ROOT=$PWD/carry/deps"
     export LD_LIBRARY_PATH=$PWD/carry/deps/usr/lib/x86_64-linux-gnu/openblas-pthread:$PWD/carry/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 fi
+# binaries built beforehand by prebuild.sh (carry/NAME.xz): unpacked once, next to their archives
+for f in carry/*.xz; do
+    case $f in *.tar.xz) continue ;; esac
+    [ -e "$f" ] && [ ! -e "${f%.xz}" ] && xz -dkc "$f" > "${f%.xz}" && chmod +x "${f%.xz}"
+done

@@ -4,9 +4,9 @@
 # batches of six tiles), then the network at 2048 beside torch_greenformer.py's compile-half:default (carry/).
 # Usage (repository root, on the GPU machine; OpenBLAS and OpenEXR from carry/deps.tar.xz):
 #   scripts/device/tiles_acceptance.sh        (logs: $OUT/h200.log, $OUT/peer.log)
-# CK_PREBUILT=carry/ckey: time that binary (built here from carry/BUILD_COMMIT, e.g. without the optional I/O
-# libraries, which the bench does not use) instead of building, for a call with little device time; CK_NO_PEER=1
-# leaves out the side by side at 2048.
+# CK_PREBUILT=carry/ckey: time that binary (built here by scripts/device/prebuild.sh, without the I/O libraries,
+# which the bench does not use) instead of building, for a call with little device time; CK_NO_PEER=1 leaves out
+# the side by side at 2048.
 set -u
 OUT=${OUT:-/tmp/ckey-out}; mkdir -p "$OUT"
 . scripts/device/carry_deps.sh
