@@ -13,13 +13,7 @@ OUT=${OUT:-/tmp/ckey-out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 echo "commit $(cat carry/BUILD_COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null) date $(date -u +%FT%TZ)"
 B=${CK_PREBUILT:-build/ckey} o="--device cuda --precision fp16"
-if [ -n "${CK_PREBUILT:-}" ]; then
-    # the toolkit's and cuDNN's libraries where this machine keeps them
-    for d in /usr/local/cuda/lib64 /usr/local/cuda/lib $(python3 -c 'import nvidia.cudnn as m; print(m.__path__[0] + "/lib")' 2> /dev/null); do
-        [ -d "$d" ] && LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:$d
-    done
-    export LD_LIBRARY_PATH
-    chmod +x "$B"
+if [ -n "${CK_PREBUILT:-}" ]; then # unpacked, with its libraries' folders, by carry_deps.sh
     ldd "$B" | grep "not found" && exit 1
 else
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a-real $CK_DEPS_OPTS \
